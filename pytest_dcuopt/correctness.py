@@ -1,0 +1,149 @@
+"""Comparing kernel outputs with the reference, and the Hypothesis strategies that drive it."""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from .buffers import decode, is_float
+
+# Per-dtype defaults (atol, rtol). float32 keeps the seed workflow's 1e-4 / 1e-3.
+DEFAULT_TOLERANCES: dict[str, tuple[float, float]] = {
+    "float64": (1e-8, 1e-7),
+    "float32": (1e-4, 1e-3),
+    "float16": (1e-2, 1e-2),
+    "bfloat16": (2e-2, 2e-2),
+}
+# Relative L2 error allowed, as a multiple of rtol, on top of the elementwise test: an
+# all-zero output must not pass against a small-valued reference just because atol is large.
+SCALE_GUARD_FACTOR = 10.0
+SCALE_GUARD_FLOOR = 1e-2
+PRIMES = (2, 3, 5, 7, 11, 13, 17, 31, 61, 127, 251, 509, 1021, 2039, 4093, 8191, 16381, 65521)
+
+
+def tolerances(dtype: str, atol: float | None, rtol: float | None) -> tuple[float, float]:
+    default_atol, default_rtol = DEFAULT_TOLERANCES.get(dtype, (0.0, 0.0))
+    if not is_float(dtype):
+        return (0.0, 0.0) if atol is None else (atol, rtol or 0.0)
+    return (default_atol if atol is None else atol, default_rtol if rtol is None else rtol)
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    output: str
+    dtype: str
+    reason: str
+    bad: int
+    total: int
+    unwritten: int  # NaN/sentinel where the reference has a value
+    max_abs_err: float
+    worst: tuple[dict[str, Any], ...]
+    atol: float
+    rtol: float
+
+    def describe(self) -> str:
+        lines = [f"output {self.output!r} ({self.dtype}): {self.reason}; {self.bad} of {self.total} elements outside "
+                 f"|k - r| <= {self.atol:g} + {self.rtol:g}*|r| ({self.unwritten} never written / NaN); "
+                 f"max |k - r| = {self.max_abs_err:.6g}"]
+        lines += [f"    at {w['index']}: kernel={w['kernel']!r} reference={w['reference']!r} |diff|={w['abs_err']!r}"
+                  for w in self.worst]
+        return "\n".join(lines)
+
+    def to_json(self) -> dict[str, Any]:
+        data = dict(self.__dict__)
+        data["worst"] = list(self.worst)
+        return data
+
+
+def compare(output: str, kernel: np.ndarray, reference: np.ndarray, dtype: str, shape: Sequence[int],
+            atol: float, rtol: float, worst_count: int = 5) -> Mismatch | None:
+    """Elementwise tolerance test plus a scale-aware guard; None when the output matches."""
+    k = kernel.astype(np.float64).ravel()
+    r = reference.astype(np.float64).ravel()
+    diff = np.abs(k - r)
+    with np.errstate(invalid="ignore"):
+        close = diff <= atol + rtol * np.abs(r)
+    both_nan = np.isnan(k) & np.isnan(r)
+    unwritten = ~np.isfinite(k) & np.isfinite(r)
+    bad_mask = ~(close | both_nan)
+    bad = int(bad_mask.sum())
+    finite_diff = np.where(np.isfinite(diff), diff, np.inf)
+    max_err = float(np.max(finite_diff)) if finite_diff.size else 0.0
+    if bad:
+        reason = "values differ"
+    else:
+        reason = _scale_guard(k, r, rtol)
+        if reason is None:
+            return None
+        bad_mask = np.ones_like(bad_mask)  # every element is "within tolerance": show the largest errors
+    order = np.argsort(-np.where(bad_mask, finite_diff, -1.0), kind="stable")[:worst_count]
+    worst = tuple(
+        {"index": _index(int(i), shape), "kernel": _num(k[i]), "reference": _num(r[i]), "abs_err": _num(diff[i])}
+        for i in order
+    )
+    return Mismatch(output, dtype, reason, bad, int(k.size), int(unwritten.sum()), max_err, worst, atol, rtol)
+
+
+def _scale_guard(k: np.ndarray, r: np.ndarray, rtol: float) -> str | None:
+    norm = float(np.linalg.norm(r))
+    if norm == 0.0 or not math.isfinite(norm):
+        return None
+    rel = float(np.linalg.norm(k - r)) / norm
+    limit = max(SCALE_GUARD_FACTOR * rtol, SCALE_GUARD_FLOOR)
+    if rel > limit:
+        return (f"relative L2 error {rel:.3g} exceeds {limit:.3g} although every element is within atol "
+                "(the outputs are tiny compared with atol: the scale-aware guard caught it)")
+    return None
+
+
+def _index(flat: int, shape: Sequence[int]) -> Any:
+    if len(shape) <= 1:
+        return flat
+    return list(int(v) for v in np.unravel_index(flat, tuple(shape)))
+
+
+def _num(value: Any) -> Any:
+    value = float(value)
+    if math.isnan(value) or math.isinf(value):
+        return str(value)
+    return value
+
+
+def decode_all(arrays: Mapping[str, np.ndarray], dtypes: Mapping[str, str]) -> dict[str, np.ndarray]:
+    return {name: decode(array, dtypes[name]) for name, array in arrays.items()}
+
+
+def special_values(lo: int, hi: int, multiple: int) -> list[int]:
+    """Boundary, prime and off-by-one-of-a-power-of-two values inside [lo, hi]: where tails break kernels."""
+    candidates = {lo, lo + 1, hi, hi - 1, 1, *PRIMES}
+    power = 2
+    while power <= hi + 1:
+        candidates |= {power - 1, power, power + 1}
+        power *= 2
+    values = sorted(v for v in candidates if lo <= v <= hi and v % multiple == 0)
+    return values or [lo - lo % multiple + (multiple if lo % multiple else 0)]
+
+
+def dims_strategy(dim_ranges: Mapping[str, tuple[int, ...]], fixed: Mapping[str, Any]) -> Any:
+    """Hypothesis strategy over dims dicts: mostly uniform draws, often boundary values, shrinking to small."""
+    from hypothesis import strategies as st
+
+    parts: dict[str, Any] = {}
+    for dim, default in fixed.items():
+        if dim not in dim_ranges:
+            parts[dim] = st.just(default)
+            continue
+        lo, hi, *rest = dim_ranges[dim]
+        multiple = rest[0] if rest else 1
+        uniform = st.integers(-(-lo // multiple), hi // multiple).map(lambda k, m=multiple: k * m)
+        parts[dim] = st.one_of(uniform, st.sampled_from(special_values(lo, hi, multiple)))
+    return st.fixed_dictionaries(parts)
+
+
+def reproduce_command(nodeid: str, dims: Mapping[str, Any], seed: int, extra: Sequence[str] = ()) -> str:
+    dims_json = json.dumps(dict(dims), separators=(",", ":"))
+    parts = ["pytest", f"'{nodeid}'", f"--dcuopt-dims='{dims_json}'", f"--dcuopt-seed={seed}", *extra]
+    return " ".join(parts)

@@ -1,0 +1,156 @@
+"""Command-line options: names as constants, typed converters, one `Options` value read once."""
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .timing.policy import TimingPolicy
+
+BACKEND_OPTION = "--dcuopt-backend"
+ARCH_OPTION = "--dcuopt-arch"
+FLAGS_OPTION = "--dcuopt-flags"
+RUN_DIR_OPTION = "--dcuopt-run-dir"
+CACHE_DIR_OPTION = "--dcuopt-cache-dir"
+TIMEOUT_OPTION = "--dcuopt-timeout"
+EXAMPLES_OPTION = "--dcuopt-examples"
+PROFILE_OPTION = "--dcuopt-hypothesis-profile"
+DIMS_OPTION = "--dcuopt-dims"
+SEED_OPTION = "--dcuopt-seed"
+MIN_SAMPLES_OPTION = "--dcuopt-min-samples"
+MAX_TIME_OPTION = "--dcuopt-max-time"
+WARMUP_OPTION = "--dcuopt-warmup"
+NOISE_OPTION = "--dcuopt-noise"
+HOT_OPTION = "--dcuopt-hot"
+
+DEFAULT_RUN_ROOT = ".dcuopt/runs"
+
+
+def parse_positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number; give seconds such as 2 or 0.5") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be greater than 0")
+    return value
+
+
+def parse_positive_int(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive integer")
+    return int(text)
+
+
+def parse_fraction(text: str) -> float:
+    value = parse_positive_float(text)
+    if value >= 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is a relative spread; give a fraction below 1 such as 0.01 (1%)")
+    return value
+
+
+def parse_dims(text: str) -> dict[str, Any]:
+    try:
+        dims = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise argparse.ArgumentTypeError(f"{text!r} is not JSON ({exc}); write e.g. '{{\"N\": 17}}'") from None
+    if not isinstance(dims, dict):
+        raise argparse.ArgumentTypeError(f"{text!r} must be a JSON object of dims such as '{{\"N\": 17}}'")
+    return dims
+
+
+def parse_backends(text: str) -> tuple[str, ...]:
+    names = tuple(n.strip() for n in text.split(",") if n.strip())
+    if not names:
+        raise argparse.ArgumentTypeError("give `auto` or a comma-separated list of toolchain names")
+    return names
+
+
+def add_options(parser: pytest.Parser) -> None:
+    group = parser.getgroup("dcuopt", "kernel correctness and benchmarks (pytest_dcuopt)")
+    group.addoption(BACKEND_OPTION, metavar="NAMES", type=parse_backends, default=("auto",),
+                    help="Toolchains to test with: `auto` (every registered toolchain; those that cannot run here "
+                         "skip with the reason) or names such as cpu,python. Default: auto")
+    group.addoption(ARCH_OPTION, metavar="ARCH", default=None,
+                    help="Target architecture for GPU toolchains (sm_90, gfx936, ...). Default: the device's")
+    group.addoption(FLAGS_OPTION, metavar="FLAGS", default="",
+                    help="Extra compiler flags appended to every build, space separated. Default: none")
+    group.addoption(RUN_DIR_OPTION, metavar="DIR", default=None,
+                    help=f"Where state.json and summary.md are written. Default: {DEFAULT_RUN_ROOT}/run_<timestamp> "
+                         "under the rootdir, with a `latest` link beside it")
+    group.addoption(CACHE_DIR_OPTION, metavar="DIR", default=None,
+                    help="Build cache (keyed by source, flags, compiler and arch). Default: .dcuopt/build-cache")
+    group.addoption(TIMEOUT_OPTION, metavar="SECONDS", type=parse_positive_float, default=60.0,
+                    help="Per kernel call: a call that runs longer is killed and fails its branch. Default: 60")
+    group.addoption(EXAMPLES_OPTION, metavar="N", type=parse_positive_int, default=None,
+                    help="Hypothesis examples per branch (overrides the profile). Default: the profile's")
+    group.addoption(PROFILE_OPTION, metavar="NAME", default="dcuopt-dev", choices=("dcuopt-dev", "dcuopt-ci"),
+                    help="Hypothesis settings profile: dcuopt-dev (25 examples) or dcuopt-ci (60, derandomized). "
+                         "Default: dcuopt-dev")
+    group.addoption(DIMS_OPTION, metavar="JSON", type=parse_dims, default=None,
+                    help="Replay one correctness example with these dims (e.g. from a failure report). Default: none")
+    group.addoption(SEED_OPTION, metavar="INT", type=int, default=None,
+                    help="Seed of the replayed example (with --dcuopt-dims). Default: 0")
+    group.addoption(MIN_SAMPLES_OPTION, metavar="N", type=parse_positive_int, default=10,
+                    help="Timing: minimum samples per branch. Default: 10")
+    group.addoption(MAX_TIME_OPTION, metavar="SECONDS", type=parse_positive_float, default=2.0,
+                    help="Timing: cap on sampling time per branch. Default: 2.0")
+    group.addoption(WARMUP_OPTION, metavar="SECONDS", type=parse_positive_float, default=0.05,
+                    help="Timing: warm-up time before sampling. Default: 0.05")
+    group.addoption(NOISE_OPTION, metavar="FRACTION", type=parse_fraction, default=0.01,
+                    help="Timing: stop sampling once the median's 95%% CI half-width is below this fraction of the "
+                         "median. Default: 0.01")
+    group.addoption(HOT_OPTION, action="store_true", default=False,
+                    help="Timing: do not flush caches before each sample (hot/back-to-back numbers). Default: cold")
+
+
+@dataclass(frozen=True)
+class Options:
+    backends: tuple[str, ...]
+    arch: str | None
+    extra_flags: tuple[str, ...]
+    run_dir: Path
+    cache_dir: Path
+    log_dir: Path
+    timeout_s: float
+    examples: int | None
+    hypothesis_profile: str
+    replay_dims: dict[str, Any] | None
+    replay_seed: int | None
+    policy: TimingPolicy
+
+    @classmethod
+    def from_config(cls, config: pytest.Config) -> Options:
+        get = config.getoption
+        root = config.rootpath
+        stamp = time.strftime("%Y%m%d_%H%M%S")
+        run_dir = Path(get(RUN_DIR_OPTION) or root / DEFAULT_RUN_ROOT / f"run_{stamp}_{_pid()}")
+        if get(SEED_OPTION) is not None and get(DIMS_OPTION) is None:
+            raise pytest.UsageError(f"{SEED_OPTION} replays one example and needs {DIMS_OPTION} too, e.g. "
+                                    f"{DIMS_OPTION}='{{\"N\": 17}}' {SEED_OPTION}={get(SEED_OPTION)}")
+        policy = TimingPolicy(warmup_s=get(WARMUP_OPTION), min_samples=get(MIN_SAMPLES_OPTION),
+                              target_rel_spread=get(NOISE_OPTION), max_time_s=get(MAX_TIME_OPTION),
+                              cold=not get(HOT_OPTION))
+        return cls(
+            backends=get(BACKEND_OPTION), arch=get(ARCH_OPTION), extra_flags=tuple(get(FLAGS_OPTION).split()),
+            run_dir=run_dir.resolve(), cache_dir=Path(get(CACHE_DIR_OPTION) or root / ".dcuopt/build-cache").resolve(),
+            log_dir=(root / ".dcuopt/logs").resolve(), timeout_s=get(TIMEOUT_OPTION), examples=get(EXAMPLES_OPTION),
+            hypothesis_profile=get(PROFILE_OPTION), replay_dims=get(DIMS_OPTION), replay_seed=get(SEED_OPTION),
+            policy=policy,
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {"backends": list(self.backends), "arch": self.arch, "extra_flags": list(self.extra_flags),
+                "timeout_s": self.timeout_s, "examples": self.examples, "hypothesis_profile": self.hypothesis_profile,
+                "timing": self.policy.to_json(), "cache_dir": str(self.cache_dir)}
+
+
+def _pid() -> int:
+    import os
+
+    return os.getpid()

@@ -1,0 +1,95 @@
+"""Human views of state.json: summary.md and the terminal table (pure functions of the state)."""
+from __future__ import annotations
+
+import json
+from typing import Any, Mapping
+
+
+def _ms(value: Any) -> str:
+    return "-" if value is None else f"{value:.4g}"
+
+
+def _x(value: Any) -> str:
+    return "-" if value is None else f"{value:.2f}x"
+
+
+def _correct(branch: Mapping[str, Any]) -> str:
+    if branch.get("skipped") and branch.get("correct") is None:
+        return "skipped"
+    return {True: "pass", False: "FAIL", None: "-"}[branch.get("correct")]
+
+
+def branch_rows(toolchain: Mapping[str, Any]) -> list[list[str]]:
+    rows = []
+    for name, branch in toolchain["branches"].items():
+        timing = branch.get("timing") or {}
+        tput = branch.get("throughput") or {}
+        mark = "*" if branch.get("champion") else ""
+        beats = "yes" if branch.get("beats_baseline") else ("" if name == "baseline" else "no")
+        rows.append([
+            f"{name}{mark}", _correct(branch), _ms(timing.get("median_ms")), _ms(timing.get("iqr_ms")),
+            str(timing.get("rounds", "-")), _x(branch.get("speedup_vs_baseline")), beats,
+            _ms(tput.get("gbps")), _ms(tput.get("gflops")),
+        ])
+    return rows
+
+
+HEADERS = ["branch", "correct", "median ms", "IQR ms", "rounds", "speedup", "beats noise", "GB/s", "GFLOP/s"]
+
+
+def _table(rows: list[list[str]]) -> list[str]:
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(HEADERS)]
+    line = "| " + " | ".join(h.ljust(w) for h, w in zip(HEADERS, widths)) + " |"
+    rule = "|" + "|".join("-" * (w + 2) for w in widths) + "|"
+    body = ["| " + " | ".join(c.ljust(w) for c, w in zip(row, widths)) + " |" for row in rows]
+    return [line, rule, *body]
+
+
+def render_summary(state: Mapping[str, Any]) -> str:
+    """summary.md: one table per case and toolchain, champion marked, failures with their minimal example."""
+    out = [f"# pytest_dcuopt run summary", "",
+           f"- run dir: `{state['run_dir']}`", f"- started: {state['created_at']}, finished: {state['finished_at']}",
+           f"- machine: {state['machine'].get('cpu', '?')} ({state['machine'].get('host', '?')})",
+           f"- timing: {json.dumps(state['options'].get('timing', {}))}", ""]
+    toolchains = state.get("toolchains", {})
+    if toolchains:
+        out += ["## Toolchains", ""]
+        out += [f"- `{name}`: {info.get('capability')}: {info.get('reason')}" for name, info in toolchains.items()]
+        out.append("")
+    for case, data in state["cases"].items():
+        for toolchain, result in data["toolchains"].items():
+            champion = result.get("champion")
+            out += [f"## {case} ({toolchain})", "",
+                    f"Champion: **{champion or 'none'}**" + (f" ({_x(result.get('champion_speedup'))} vs baseline)"
+                                                            if champion else " (no correct, timed branch)"), ""]
+            out += _table(branch_rows(result))
+            out.append("")
+            out += _problems(result)
+    out += ["`*` = champion: the fastest correct branch whose median's 95% confidence interval lies wholly below the "
+            "baseline's (\"beats noise\"). Speedups are against the baseline measured in the same run.", ""]
+    return "\n".join(out)
+
+
+def _problems(result: Mapping[str, Any]) -> list[str]:
+    lines: list[str] = []
+    for name, branch in result["branches"].items():
+        failure, error = branch.get("failure"), branch.get("error")
+        if failure:
+            lines += [f"**{name}** is incorrect. Minimal example: dims `{json.dumps(failure['dims'])}`, "
+                      f"seed `{failure['seed']}`.", "", "```", failure["message"].strip(), "```",
+                      f"Reproduce: `{failure['reproduce']}`", ""]
+        elif error:
+            lines += [f"**{name}** {error['kind']}:", "", "```", error["message"].strip()[:3000], "```", ""]
+        elif branch.get("skipped"):
+            lines += [f"**{name}** skipped: {branch['skipped']}", ""]
+    return lines
+
+
+def terminal_lines(state: Mapping[str, Any]) -> list[str]:
+    lines: list[str] = []
+    for case, data in state["cases"].items():
+        for toolchain, result in data["toolchains"].items():
+            lines.append(f"{case} [{toolchain}]  champion: {result.get('champion') or 'none'}"
+                         + (f" ({_x(result.get('champion_speedup'))})" if result.get("champion") else ""))
+            lines += ["  " + row for row in _table(branch_rows(result))]
+    return lines

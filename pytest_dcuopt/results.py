@@ -1,0 +1,133 @@
+"""Per-branch records and the run's state.json (versioned, validated, written atomically)."""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+from .timing.policy import Summary, significantly_faster
+
+SCHEMA_VERSION = 1
+SCHEMA_PATH = Path(__file__).with_name("schema") / "state.schema.json"
+
+
+@dataclass
+class BranchRecord:
+    """Everything the run learned about one branch of one case on one toolchain."""
+
+    case: str
+    toolchain: str
+    branch: str
+    source: str
+    correct: bool | None = None
+    examples: int = 0
+    failure: dict[str, Any] | None = None
+    build: dict[str, Any] | None = None
+    timing: dict[str, Any] | None = None
+    throughput: dict[str, float] = field(default_factory=dict)
+    device: dict[str, Any] = field(default_factory=dict)
+    error: dict[str, Any] | None = None
+    skipped: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.case, self.toolchain, self.branch)
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> BranchRecord:
+        return cls(**dict(data))
+
+    def merge(self, other: BranchRecord) -> None:
+        """Fold another process's view of the same branch into this one (xdist)."""
+        for name, value in other.__dict__.items():
+            if name in ("throughput", "device", "extra"):
+                getattr(self, name).update(value)
+            elif value not in (None, 0, {}, "") and name not in ("case", "toolchain", "branch"):
+                if name == "correct" and self.correct is False:
+                    continue  # a failure seen anywhere stands
+                setattr(self, name, value)
+
+
+def summary_of(record: BranchRecord) -> Summary | None:
+    timing = record.timing
+    if not timing:
+        return None
+    return Summary(timing["median_ms"], timing["iqr_ms"], timing["min_ms"], timing["max_ms"], timing["mean_ms"],
+                   tuple(timing["ci95_ms"]), timing["rounds"], timing["rel_spread"])  # type: ignore[arg-type]
+
+
+def rank_branches(records: Iterable[BranchRecord]) -> dict[str, Any]:
+    """Speedups vs the baseline measured in the same run, and the champion.
+
+    The champion is the fastest correct branch whose median's confidence interval lies wholly
+    below the baseline's; when no branch clears the noise, the baseline stays champion.
+    """
+    by_name = {r.branch: r for r in records}
+    baseline = by_name.get("baseline")
+    base = summary_of(baseline) if baseline else None
+    ranking: dict[str, Any] = {"branches": {}, "champion": None, "champion_speedup": None, "baseline_ms": None}
+    if base is not None and baseline is not None and baseline.correct:
+        ranking["baseline_ms"] = base.median_ms
+        ranking["champion"] = "baseline"
+        ranking["champion_speedup"] = 1.0
+    best_ms = base.median_ms if base and baseline and baseline.correct else float("inf")
+    for name, record in by_name.items():
+        mine = summary_of(record)
+        entry = {"speedup_vs_baseline": None, "beats_baseline": False}
+        if mine is not None and base is not None:
+            entry["speedup_vs_baseline"] = base.median_ms / mine.median_ms if mine.median_ms > 0 else None
+            entry["beats_baseline"] = name != "baseline" and significantly_faster(mine, base)
+        ranking["branches"][name] = entry
+        if record.correct and mine is not None and entry["beats_baseline"] and mine.median_ms < best_ms:
+            best_ms = mine.median_ms
+            ranking["champion"] = name
+            ranking["champion_speedup"] = entry["speedup_vs_baseline"]
+    return ranking
+
+
+def build_state(records: Iterable[BranchRecord], header: Mapping[str, Any]) -> dict[str, Any]:
+    cases: dict[str, Any] = {}
+    grouped: dict[tuple[str, str], list[BranchRecord]] = {}
+    for record in records:
+        grouped.setdefault((record.case, record.toolchain), []).append(record)
+    for (case, toolchain), group in sorted(grouped.items()):
+        ranking = rank_branches(group)
+        branches = {}
+        for record in sorted(group, key=lambda r: (r.branch != "baseline", r.branch)):
+            entry = record.to_json()
+            for drop in ("case", "toolchain", "branch"):
+                entry.pop(drop)
+            entry.update(ranking["branches"][record.branch])
+            entry["champion"] = record.branch == ranking["champion"]
+            branches[record.branch] = entry
+        cases.setdefault(case, {"toolchains": {}})["toolchains"][toolchain] = {
+            "champion": ranking["champion"], "champion_speedup": ranking["champion_speedup"],
+            "baseline_ms": ranking["baseline_ms"], "branches": branches,
+        }
+    return {"schema_version": SCHEMA_VERSION, **dict(header), "cases": cases}
+
+
+def validate_state(state: Mapping[str, Any]) -> None:
+    import jsonschema
+
+    jsonschema.validate(dict(state), json.loads(SCHEMA_PATH.read_text()))
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write through a temporary file in the same directory and rename: readers never see half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

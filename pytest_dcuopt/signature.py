@@ -1,0 +1,163 @@
+"""Parse the C ABI entry point `extern "C" void solve(...)` of a kernel source.
+
+Rules: `const T*` is an input buffer, `T*` an output (or in/out) buffer, a scalar is a
+dim or a scalar input. Handles `T *p`, `__restrict__`, `volatile`, names containing
+`const`, fixed-width ints, half/bf16 pointers, comments and line breaks, and names the
+exact parameter it cannot parse.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .errors import SignatureError
+
+# C spelling (whitespace-normalised) -> numpy-style dtype name.
+C_TYPES: dict[str, str] = {
+    "float": "float32", "double": "float64",
+    "half": "float16", "__half": "float16", "_Float16": "float16", "__fp16": "float16", "hip_half": "float16",
+    "__hip_bfloat16": "bfloat16", "hip_bfloat16": "bfloat16", "__nv_bfloat16": "bfloat16", "__bf16": "bfloat16",
+    "bfloat16": "bfloat16", "bf16": "bfloat16", "nv_bfloat16": "bfloat16",
+    "bool": "bool",
+    "char": "int8", "signed char": "int8", "int8_t": "int8",
+    "unsigned char": "uint8", "uint8_t": "uint8",
+    "short": "int16", "short int": "int16", "signed short": "int16", "int16_t": "int16",
+    "unsigned short": "uint16", "unsigned short int": "uint16", "uint16_t": "uint16",
+    "int": "int32", "signed": "int32", "signed int": "int32", "int32_t": "int32",
+    "unsigned": "uint32", "unsigned int": "uint32", "uint32_t": "uint32",
+    "long": "int64", "long int": "int64", "long long": "int64", "long long int": "int64",
+    "int64_t": "int64", "ptrdiff_t": "int64", "ssize_t": "int64", "intptr_t": "int64",
+    "unsigned long": "uint64", "unsigned long int": "uint64", "unsigned long long": "uint64",
+    "size_t": "uint64", "uint64_t": "uint64", "uintptr_t": "uint64",
+}
+# Words that qualify a declaration without changing its data type.
+_QUALIFIERS = {"__restrict__", "__restrict", "restrict", "volatile", "register", "struct", "std::"}
+_ENTRY_RE = re.compile(r"\bsolve\s*\(")
+_IDENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_:]*")
+
+
+@dataclass(frozen=True)
+class Param:
+    """One parameter of `solve`."""
+
+    name: str
+    dtype: str
+    pointer: bool
+    const: bool
+    declaration: str
+
+    @property
+    def is_input_buffer(self) -> bool:
+        return self.pointer and self.const
+
+    @property
+    def is_output_buffer(self) -> bool:
+        return self.pointer and not self.const
+
+    @property
+    def is_integer(self) -> bool:
+        return self.dtype.startswith(("int", "uint"))
+
+    def to_json(self) -> dict[str, object]:
+        return {"name": self.name, "dtype": self.dtype, "pointer": self.pointer, "const": self.const,
+                "declaration": self.declaration}
+
+
+def strip_comments(source: str) -> str:
+    """Remove // and /* */ comments (multi-line too), keeping string literals intact."""
+    pattern = re.compile(r'"(?:\\.|[^"\\])*"|//[^\n]*|/\*.*?\*/', re.S)
+    return pattern.sub(lambda m: m.group(0) if m.group(0).startswith('"') else " ", source)
+
+
+def parse_solve_signature(source: str, filename: str = "<source>") -> tuple[Param, ...]:
+    """Return the parameters of `extern "C" void solve(...)` found in `source`."""
+    text = strip_comments(source)
+    match = _ENTRY_RE.search(text)
+    if match is None:
+        raise SignatureError(
+            f"{filename}: no `solve(` entry point found. The harness calls a C ABI function; "
+            'add `extern "C" void solve(const float* x, float* y, int N)` (inputs const, outputs non-const, dims int).'
+        )
+    if 'extern "C"' not in text[: match.start()]:
+        raise SignatureError(
+            f'{filename}: `solve` is not declared extern "C", so its symbol is C++-mangled and cannot be loaded. '
+            'Write `extern "C" void solve(...)`.'
+        )
+    body = _balanced_parenthesis(text, match.end() - 1, filename)
+    pieces = [p.strip() for p in _split_top_level(body) if p.strip()]
+    if pieces == ["void"]:
+        pieces = []
+    params = tuple(_parse_param(piece, index, filename) for index, piece in enumerate(pieces))
+    _check_unique([p.name for p in params], filename)
+    return params
+
+
+def _balanced_parenthesis(text: str, open_index: int, filename: str) -> str:
+    depth = 0
+    for index in range(open_index, len(text)):
+        if text[index] == "(":
+            depth += 1
+        elif text[index] == ")":
+            depth -= 1
+            if depth == 0:
+                return text[open_index + 1:index]
+    raise SignatureError(f"{filename}: the parameter list of `solve(` is never closed; check for a missing `)`.")
+
+
+def _split_top_level(body: str) -> list[str]:
+    parts, depth, current = [], 0, []
+    for char in body:
+        if char in "(<[":
+            depth += 1
+        elif char in ")>]":
+            depth -= 1
+        if char == "," and depth == 0:
+            parts.append("".join(current))
+            current = []
+        else:
+            current.append(char)
+    parts.append("".join(current))
+    return parts
+
+
+def _parse_param(piece: str, index: int, filename: str) -> Param:
+    declaration = " ".join(piece.split())
+    if "=" in declaration:
+        raise SignatureError(f"{filename}: parameter {index + 1} `{declaration}` has a default value; extern \"C\" "
+                             "entry points cannot have one. Remove the `= ...`.")
+    if "&" in declaration:
+        raise SignatureError(f"{filename}: parameter {index + 1} `{declaration}` is a C++ reference, which ctypes "
+                             "cannot pass. Use a pointer (`T*`) or a value.")
+    spaced = declaration.replace("*", " * ").replace("[", " [ ").replace("]", " ] ")
+    tokens = spaced.split()
+    is_array = "[" in tokens
+    tokens = [t for t in tokens if t not in ("[", "]") and not t.isdigit()]
+    pointer_depth = tokens.count("*")
+    if pointer_depth + is_array > 1:
+        raise SignatureError(f"{filename}: parameter {index + 1} `{declaration}` is a pointer to pointer; the harness "
+                             "passes flat buffers only. Use `T*` and index it.")
+    pointer = pointer_depth == 1 or is_array
+    words = [t for t in tokens if t != "*"]
+    if len(words) < 2 or not _IDENT_RE.fullmatch(words[-1]):
+        raise SignatureError(f"{filename}: cannot find the type and name of parameter {index + 1} `{declaration}`; "
+                             "write it as `const float* x`, `float* y` or `int N`.")
+    name = words[-1]
+    star = tokens.index("*") if pointer_depth else len(tokens)
+    before_star = [t for t in tokens[:star] if t != name]
+    const = pointer and "const" in before_star if pointer else False
+    type_words = [w for w in words[:-1] if w not in _QUALIFIERS and w != "const"]
+    type_words = [w.removeprefix("std::") for w in type_words]
+    c_type = " ".join(type_words)
+    dtype = C_TYPES.get(c_type)
+    if dtype is None:
+        raise SignatureError(
+            f"{filename}: parameter {index + 1} `{declaration}` has type {c_type!r}, which the harness does not know. "
+            f"Known types: {', '.join(sorted(set(C_TYPES)))}."
+        )
+    return Param(name=name, dtype=dtype, pointer=pointer, const=const, declaration=declaration)
+
+
+def _check_unique(names: list[str], filename: str) -> None:
+    seen = {n for n in names if names.count(n) > 1}
+    if seen:
+        raise SignatureError(f"{filename}: parameter names {sorted(seen)} repeat in `solve`; give each a unique name.")

@@ -1,0 +1,54 @@
+"""Host-clock timing for kernels that run on the CPU."""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from .policy import Samples, TimingPolicy, sample_until_stable
+
+
+def last_level_cache_bytes(default: int = 32 * 1024 * 1024) -> int:
+    """Size of the largest CPU cache from sysfs (fallback: 32 MiB)."""
+    sizes = []
+    for index in Path("/sys/devices/system/cpu/cpu0/cache").glob("index*/size"):
+        text = index.read_text().strip().upper()
+        scale = {"K": 1024, "M": 1024 * 1024}.get(text[-1:], 1)
+        digits = text.rstrip("KM")
+        if digits.isdigit():
+            sizes.append(int(digits) * scale)
+    return max(sizes, default=default)
+
+
+class CacheFlusher:
+    """Evicts the CPU caches by streaming writes over a buffer twice the last-level cache."""
+
+    def __init__(self) -> None:
+        self.bytes = 2 * last_level_cache_bytes()
+        self._buffer = np.zeros(self.bytes // 8, dtype=np.float64)
+
+    def __call__(self) -> None:
+        self._buffer += 1.0
+
+
+def measure_host(launch: Callable[[], None], policy: TimingPolicy) -> Samples:
+    """Warm up by time, then time single calls with perf_counter_ns until the stopping rule holds."""
+    clock = time.perf_counter
+    flush = CacheFlusher() if policy.cold else None
+    warmup_calls, start = 0, clock()
+    while clock() - start < policy.warmup_s or warmup_calls < 1:
+        launch()
+        warmup_calls += 1
+
+    def one_sample() -> float:
+        if flush is not None:
+            flush()
+        begin = time.perf_counter_ns()
+        launch()
+        return (time.perf_counter_ns() - begin) * 1e-9
+
+    seconds, reason = sample_until_stable(one_sample, clock, policy)
+    extra = {"flush_bytes": flush.bytes} if flush else {}
+    return Samples(seconds, "host perf_counter_ns", "cold" if flush else "hot", reason, warmup_calls, extra)

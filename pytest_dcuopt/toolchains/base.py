@@ -1,0 +1,161 @@
+"""The toolchain interface: build, load, launch, synchronize, time, disassemble, report resources.
+
+A toolchain runs in two places. In the pytest process it builds artifacts (through
+`tool.run_tool`) and reads their ISA; inside the isolated worker process it loads an
+artifact and launches it on buffers that its `Runtime` owns.
+"""
+from __future__ import annotations
+
+import abc
+import enum
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, Mapping, Sequence
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from ..signature import Param
+    from ..timing.policy import Samples, TimingPolicy
+    from .cache import BuildCache
+
+
+class Capability(enum.Enum):
+    """What a toolchain can do on this machine."""
+
+    RUN = "run"  # build and execute kernels
+    COMPILE_ONLY = "compile-only"  # build and inspect ISA; no device to run on
+    UNAVAILABLE = "unavailable"
+
+
+@dataclass(frozen=True)
+class Availability:
+    capability: Capability
+    reason: str  # why it is degraded/unavailable, or what it found
+    details: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def can_build(self) -> bool:
+        return self.capability is not Capability.UNAVAILABLE
+
+    @property
+    def can_run(self) -> bool:
+        return self.capability is Capability.RUN
+
+    def to_json(self) -> dict[str, Any]:
+        return {"capability": self.capability.value, "reason": self.reason, **dict(self.details)}
+
+
+@dataclass(frozen=True)
+class Artifact:
+    """A built kernel: what was built, from what, how, and where it lives."""
+
+    toolchain: str
+    source: Path
+    path: Path
+    arch: str | None
+    command: str  # the exact build command line ("" when nothing was compiled)
+    log: str  # compiler stderr
+    key: str  # build-cache key
+    cached: bool
+    seconds: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {"toolchain": self.toolchain, "artifact": str(self.path), "arch": self.arch, "command": self.command,
+                "cache_key": self.key, "cached": self.cached, "seconds": round(self.seconds, 3),
+                "log": self.log[-2000:]}
+
+
+@dataclass(frozen=True)
+class ResourceUsage:
+    """Per-function resources, as far as the toolchain can tell (None = unknown)."""
+
+    function: str
+    registers: int | None = None  # VGPRs on AMD, registers/thread on NVIDIA
+    sgprs: int | None = None
+    agprs: int | None = None
+    shared_bytes: int | None = None  # LDS / shared memory per block
+    scratch_bytes: int | None = None  # private/stack/local per thread
+    spills: int | None = None
+    occupancy: int | None = None
+    source: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if v is not None}
+
+
+class Runtime(abc.ABC):
+    """Device memory and synchronisation inside the worker process."""
+
+    device_name: str = "host"
+
+    @abc.abstractmethod
+    def upload(self, array: np.ndarray) -> Any:
+        """Return a device buffer holding a copy of the host `array`."""
+
+    @abc.abstractmethod
+    def download(self, buffer: Any) -> np.ndarray:
+        """Return a host copy of `buffer`."""
+
+    @abc.abstractmethod
+    def write(self, buffer: Any, array: np.ndarray) -> None:
+        """Overwrite `buffer` in place with host `array` (same size); its address stays valid."""
+
+    @abc.abstractmethod
+    def pointer(self, buffer: Any) -> int:
+        """The raw address to pass to a C ABI kernel."""
+
+    @abc.abstractmethod
+    def synchronize(self) -> None:
+        """Wait until every launched kernel has finished."""
+
+    @abc.abstractmethod
+    def measure(self, launch: Any, policy: TimingPolicy) -> Samples:
+        """Time `launch()` under `policy`; the device-appropriate method (host clock, device events)."""
+
+    def describe(self) -> dict[str, Any]:
+        """Device facts worth recording with the timings (name, clocks, temperature...)."""
+        return {"device": self.device_name}
+
+
+class Toolchain(abc.ABC):
+    """One compiler + runtime family. Subclasses are registered by name in the registry."""
+
+    name: ClassVar[str]
+    extensions: ClassVar[tuple[str, ...]]  # kernel file suffixes this toolchain builds
+    isa_family: ClassVar[str] = "none"  # x86, amdgcn, dcu, sass, none
+
+    def __init__(self, arch: str | None = None, extra_flags: Sequence[str] = ()) -> None:
+        self.arch = arch
+        self.extra_flags = tuple(extra_flags)
+
+    @abc.abstractmethod
+    def availability(self) -> Availability:
+        """Probe the machine (cheap; cached by the caller)."""
+
+    @abc.abstractmethod
+    def identity(self) -> str:
+        """Compiler identity (name + version) that goes into the build-cache key."""
+
+    @abc.abstractmethod
+    def build(self, source: Path, cache: BuildCache) -> Artifact:
+        """Build `source` into the cache (reusing a cached build), or raise CompileError."""
+
+    @abc.abstractmethod
+    def load(self, artifact: Artifact, params: Sequence[Param]) -> Any:
+        """Worker side: return a callable kernel (see `LoadedKernel`)."""
+
+    @abc.abstractmethod
+    def runtime(self) -> Runtime:
+        """Worker side: the runtime that owns buffers and timing for this toolchain."""
+
+    def disassemble(self, artifact: Artifact) -> dict[str, str]:
+        """Per-function ISA text. Toolchains without ISA return {}."""
+        return {}
+
+    def resource_usage(self, artifact: Artifact) -> dict[str, ResourceUsage]:
+        """Per-function resources. Toolchains without resource data return {}."""
+        return {}
+
+    def accepts(self, source: Path) -> bool:
+        return source.suffix in self.extensions
