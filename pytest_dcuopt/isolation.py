@@ -47,7 +47,7 @@ class IsolatedKernel:
     def _start(self) -> None:
         read_fd, write_fd = os.pipe()
         self.spec.log_path.parent.mkdir(parents=True, exist_ok=True)
-        log = open(self.spec.log_path, "ab")
+        log = open(self.spec.log_path, "wb")  # one log per worker start; crash reports quote its tail
         self._proc = subprocess.Popen(
             [sys.executable, "-m", "pytest_dcuopt.worker", str(write_fd)],
             stdin=subprocess.PIPE, stdout=log, stderr=log, pass_fds=(write_fd,), start_new_session=True,

@@ -143,27 +143,31 @@ class DcuOptSession:
             self._checked_call(variant, dims, self.options.replay_seed or 0, nodeid)
             variant.record.correct = True
             return
+        failure: str | None = None
         try:
             self._checked_call(variant, variant.case.dims, 0, nodeid)
             variant.default_verified = True
             self._hypothesis(variant, nodeid)
-        except BaseException:
+        except (AssertionError, DcuOptError) as exc:
+            failure = _with_notes(exc)
+        variant.record.examples = variant.examples
+        if failure is not None:
             variant.failed_correctness = True
             variant.record.correct = False
             variant.record.failure = variant.last_failure
-            raise
+            pytest.fail(failure, pytrace=False)
         variant.record.correct = True
-        variant.record.examples = variant.examples
 
     def _hypothesis(self, variant: Variant, nodeid: str) -> None:
-        from hypothesis import HealthCheck, given, settings
+        from hypothesis import HealthCheck, Phase, given, settings
         from hypothesis import strategies as st
 
         assert variant.reference is not None
         dims_st = dims_strategy(variant.reference.dim_ranges, variant.case.dims)
         profile = settings.get_profile(self.options.hypothesis_profile)
+        phases = [p for p in profile.phases if p is not Phase.explain]  # its line lists point into the harness
         chosen = settings(profile, max_examples=self.options.examples or profile.max_examples, deadline=None,
-                          suppress_health_check=list(HealthCheck))
+                          suppress_health_check=list(HealthCheck), phases=phases)
 
         @chosen
         @given(dims=dims_st, seed=st.integers(0, 2**31 - 1))
@@ -310,6 +314,12 @@ class DcuOptSession:
 
     def terminal_lines(self) -> list[str]:
         return terminal_lines(self.state) if self.state else []
+
+
+def _with_notes(exc: BaseException) -> str:
+    """The error text plus the notes Hypothesis attaches (the falsifying example)."""
+    notes = [n for n in getattr(exc, "__notes__", []) if n.strip()]
+    return "\n".join([str(exc), *notes])
 
 
 def machine_info() -> dict[str, Any]:

@@ -4,4 +4,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup-env.sh
-exec .venv/bin/python -m pytest kernels -p no:randomly -q "$@"
+exec .venv/bin/python -m pytest kernels -q "$@"

@@ -5,6 +5,7 @@ import ctypes
 import functools
 import os
 import re
+import shlex
 import shutil
 import time
 from pathlib import Path
@@ -55,21 +56,19 @@ class CpuToolchain(Toolchain):
         if compiler is None:
             raise FileNotFoundError(self.availability().reason)
         key = cache.key(source, self.name, self.identity(), None, self.flags())
+        final = cache.entry(key) / "kernel.so"
+        # The command as it builds this source into the cache (recorded even when the build is reused).
+        command = shlex.join([compiler, *self.flags(), "-o", str(final), str(source)])
         started = time.perf_counter()
         with cache.locked(key):
-            found = cache.lookup(key, "kernel.so")
-            if found is not None:
-                meta = (found.parent / "command.txt").read_text()
-                return Artifact(self.name, source, found, None, meta, "", key, True, time.perf_counter() - started)
+            if cache.lookup(key, "kernel.so") is not None:
+                return Artifact(self.name, source, final, None, command, "", key, True, time.perf_counter() - started)
             staging = cache.staging(key)
-            output = staging / "kernel.so"
-            result = run_tool([compiler, *self.flags(), "-o", output, source], timeout=300)
+            result = run_tool([compiler, *self.flags(), "-o", staging / "kernel.so", source], timeout=300)
             if not result.ok:
                 shutil.rmtree(staging, ignore_errors=True)
                 raise CompileError(result, str(source))
-            command = result.command_line.replace(str(output), str(cache.entry(key) / "kernel.so"))
-            (staging / "command.txt").write_text(command)
-            final = cache.publish(key, staging) / "kernel.so"
+            cache.publish(key, staging)
         return Artifact(self.name, source, final, None, command, result.stderr, key, False, time.perf_counter() - started)
 
     def load(self, artifact: Artifact, params: Sequence[Param]) -> Any:

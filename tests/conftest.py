@@ -1,0 +1,38 @@
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+pytest_plugins = ["pytester"]
+
+DATA = Path(__file__).parent / "data"
+CASES = DATA / "cases"
+KERNELS = Path(__file__).parent.parent / "kernels"
+
+# Fast, still-real settings for plugin runs inside tests.
+FAST = ("--dcuopt-max-time=0.2", "--dcuopt-min-samples=3", "--dcuopt-warmup=0.01", "--dcuopt-examples=20",
+        "-p", "no:cacheprovider")
+
+
+@pytest.fixture(scope="session")
+def shared_build_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One build cache for every pytester run: each kernel is compiled once per test session."""
+    return tmp_path_factory.mktemp("dcuopt-build-cache")
+
+
+@pytest.fixture
+def run_plugin(pytester: pytest.Pytester, shared_build_cache: Path):
+    """Copy case directories into a pytester dir and run pytest on them in a subprocess."""
+
+    def run(*cases: Path, args: tuple[str, ...] = ()) -> pytest.RunResult:
+        for case in cases:
+            shutil.copytree(case, pytester.path / case.name)
+        run_dir = pytester.path / "run"
+        return pytester.runpytest_subprocess(
+            *[c.name for c in cases], f"--dcuopt-cache-dir={shared_build_cache}", f"--dcuopt-run-dir={run_dir}",
+            *FAST, *args,
+        )
+
+    return run

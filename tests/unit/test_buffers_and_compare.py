@@ -1,0 +1,91 @@
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pytest_dcuopt.buffers import decode, encode, poison_value, resolve_shapes, seed_buffer_elements
+from pytest_dcuopt.correctness import compare, dims_strategy, special_values, tolerances
+from pytest_dcuopt.errors import CaseError
+from pytest_dcuopt.signature import parse_solve_signature
+
+
+def test_bfloat16_round_trip_is_round_to_nearest_even() -> None:
+    values = np.array([1.0, -2.5, 3.140625, 1.00390625, 65504.0])
+    decoded = decode(encode(values, "bfloat16"), "bfloat16")
+    # 1.00390625 = 1 + 2^-8 lies halfway between two bf16 values and rounds to the even one (1.0).
+    assert decoded.tolist() == [1.0, -2.5, 3.140625, 1.0, 65536.0]
+
+
+def test_poison_is_nan_for_floats_and_a_sentinel_for_ints() -> None:
+    assert np.isnan(poison_value("float32"))
+    assert np.isnan(decode(np.array([poison_value("bfloat16")], dtype=np.uint16), "bfloat16")[0])
+    assert poison_value("int32") == np.iinfo(np.int32).min + 7
+
+
+def test_declared_shapes_resolve_per_buffer() -> None:
+    params = parse_solve_signature('extern "C" void solve(const float* a, const float* b, float* c, int M, int N, int K) {}')
+    shapes = resolve_shapes(params, {"a": ("M", "K"), "b": ("K", "N"), "c": ("M", "N")}, {"M": 2, "N": 3, "K": 5}, "k")
+    assert shapes == {"a": (2, 5), "b": (5, 3), "c": (2, 3)}
+
+
+def test_missing_shape_entry_names_the_parameter() -> None:
+    params = parse_solve_signature('extern "C" void solve(const float* a, float* c, int N) {}')
+    with pytest.raises(CaseError, match="no entry for pointer parameter 'c'"):
+        resolve_shapes(params, {"a": ("N",)}, {"N": 4}, "k.cpp")
+
+
+def test_seed_rule_refuses_three_dims_instead_of_under_allocating() -> None:
+    params = parse_solve_signature('extern "C" void solve(const float* x, float* y, int B, int S, int D) {}')
+    with pytest.raises(CaseError, match="under-allocates"):
+        seed_buffer_elements(params, {"B": 8, "S": 4096, "D": 128}, "k.cpp")
+
+
+def test_seed_rule_refuses_instead_of_capping() -> None:
+    params = parse_solve_signature('extern "C" void solve(const float* x, float* y, int M, int N) {}')
+    assert seed_buffer_elements(params, {"M": 64, "N": 32}, "k") == 2048
+    with pytest.raises(CaseError, match="capped at silently"):
+        seed_buffer_elements(params, {"M": 1 << 15, "N": 1 << 15}, "k")
+
+
+def test_compare_counts_unwritten_elements() -> None:
+    ref = np.arange(8, dtype=np.float64)
+    kernel = ref.copy()
+    kernel[-1] = np.nan
+    found = compare("y", kernel, ref, "float32", (8,), *tolerances("float32", None, None))
+    assert found is not None and found.bad == 1 and found.unwritten == 1
+    assert found.worst[0]["index"] == 7
+
+
+def test_scale_guard_rejects_all_zero_output_within_atol() -> None:
+    ref = np.full(100, 3e-6)  # every element is within atol=1e-4 of zero
+    found = compare("y", np.zeros(100), ref, "float32", (100,), 1e-4, 1e-3)
+    assert found is not None and "scale-aware guard" in found.reason
+
+
+def test_compare_accepts_rounding_noise() -> None:
+    ref = np.random.default_rng(0).normal(size=1000)
+    kernel = ref.astype(np.float32).astype(np.float64)
+    assert compare("y", kernel, ref, "float32", (1000,), *tolerances("float32", None, None)) is None
+
+
+def test_multidimensional_worst_index() -> None:
+    ref = np.zeros(6)
+    kernel = ref.copy()
+    kernel[4] = 1.0
+    found = compare("c", kernel, ref, "float32", (2, 3), 1e-4, 1e-3)
+    assert found is not None and found.worst[0]["index"] == [1, 1]
+
+
+def test_special_values_reach_tails_and_primes() -> None:
+    values = special_values(1, 100, 1)
+    assert {1, 2, 7, 31, 61, 63, 65, 100}.issubset(values)
+    assert all(v % 4 == 0 for v in special_values(4, 64, 4))
+
+
+@given(st.data())
+def test_dims_strategy_respects_ranges_and_multiples(data: st.DataObject) -> None:
+    dims = data.draw(dims_strategy({"N": (3, 50, 4), "M": (1, 7)}, {"N": 16, "M": 2, "alpha": 0.5}))
+    assert 3 <= dims["N"] <= 50 and dims["N"] % 4 == 0
+    assert 1 <= dims["M"] <= 7 and dims["alpha"] == 0.5
