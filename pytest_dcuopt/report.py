@@ -65,6 +65,10 @@ def render_summary(state: Mapping[str, Any]) -> str:
             out += _table(branch_rows(result))
             out.append("")
             out += _problems(result)
+    if any(b.get("timing") and b["timing"].get("concurrent_workers", 1) > 1
+           for d in state["cases"].values() for t in d["toolchains"].values() for b in t["branches"].values()):
+        out += ["**Warning:** timings were taken while several xdist workers ran at once; they are fit for a "
+                "correctness sweep, not for comparison. Re-run the benchmarks with `-n 0`.", ""]
     out += ["`*` = champion: the fastest correct branch whose median's 95% confidence interval lies wholly below the "
             "baseline's (\"beats noise\"). Speedups are against the baseline measured in the same run.", ""]
     return "\n".join(out)

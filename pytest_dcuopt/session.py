@@ -102,7 +102,7 @@ class DcuOptSession:
             pytest.skip(reason)
         self._resolve(variant)
         if variant.setup_error is not None:
-            raise variant.setup_error
+            pytest.fail(str(variant.setup_error), pytrace=False)
 
     def _resolve(self, variant: Variant) -> None:
         if variant.worker is not None or variant.setup_error is not None:
@@ -110,7 +110,7 @@ class DcuOptSession:
         try:
             variant.reference = load_reference(variant.case.ref_path, variant.case.dims)
             text = variant.branch.source.read_text(errors="replace")
-            if getattr(variant.toolchain, "c_abi", True):
+            if variant.toolchain.c_abi:
                 variant.params = parse_solve_signature(text, str(variant.branch.source))
                 self._check_scalars(variant)
             variant.artifact = variant.toolchain.build(variant.branch.source, self.cache)
@@ -139,17 +139,9 @@ class DcuOptSession:
     def run_correctness(self, variant: Variant, nodeid: str) -> None:
         self.prepare(variant)
         if self.options.replay_dims is not None:
-            dims = {**variant.case.dims, **self.options.replay_dims}
-            self._checked_call(variant, dims, self.options.replay_seed or 0, nodeid)
-            variant.record.correct = True
-            return
-        failure: str | None = None
-        try:
-            self._checked_call(variant, variant.case.dims, 0, nodeid)
-            variant.default_verified = True
-            self._hypothesis(variant, nodeid)
-        except (AssertionError, DcuOptError) as exc:
-            failure = _with_notes(exc)
+            failure = self._replay(variant, nodeid)
+        else:
+            failure = self._first_failure(variant, nodeid)
         variant.record.examples = variant.examples
         if failure is not None:
             variant.failed_correctness = True
@@ -157,6 +149,33 @@ class DcuOptSession:
             variant.record.failure = variant.last_failure
             pytest.fail(failure, pytrace=False)
         variant.record.correct = True
+
+    def _replay(self, variant: Variant, nodeid: str) -> str | None:
+        dims = {**variant.case.dims, **(self.options.replay_dims or {})}
+        try:
+            self._checked_call(variant, dims, self.options.replay_seed or 0, nodeid)
+        except (AssertionError, DcuOptError) as exc:
+            return _with_notes(exc)
+        return None
+
+    def _first_failure(self, variant: Variant, nodeid: str) -> str | None:
+        """The default dims first; then Hypothesis, which also shrinks a wrong result seen at the default dims."""
+        default: tuple[str, dict[str, Any] | None] | None = None
+        try:
+            self._checked_call(variant, variant.case.dims, 0, nodeid)
+            variant.default_verified = True
+        except DcuOptError as exc:  # a crash or hang: searching further would only repeat it
+            return _with_notes(exc)
+        except AssertionError as exc:
+            default = (_with_notes(exc), variant.last_failure)
+        try:
+            self._hypothesis(variant, nodeid)
+        except (AssertionError, DcuOptError) as exc:
+            return _with_notes(exc)
+        if default is not None:  # only the default dims are wrong
+            variant.last_failure = default[1]
+            return default[0]
+        return None
 
     def _hypothesis(self, variant: Variant, nodeid: str) -> None:
         from hypothesis import HealthCheck, Phase, given, settings
@@ -266,7 +285,7 @@ class DcuOptSession:
         summary = summarize(samples.seconds)
         variant.record.timing = {**summary.to_json(), "mode": samples.mode, "timer": samples.timer,
                                  "stop_reason": samples.stop_reason, "warmup_calls": samples.warmup_calls,
-                                 "dims": dict(dims), **samples.extra}
+                                 "dims": dict(dims), "concurrent_workers": _concurrent_workers(), **samples.extra}
         variant.record.throughput = {k: round(v, 3) for k, v in variant.reference.throughput(dims, summary.median_ms).items()}
         variant.record.device = result.get("device", {})
         benchmark.extra_info.update({"dcuopt_" + k: v for k, v in variant.record.timing.items() if k != "dims"})
@@ -314,6 +333,11 @@ class DcuOptSession:
 
     def terminal_lines(self) -> list[str]:
         return terminal_lines(self.state) if self.state else []
+
+
+def _concurrent_workers() -> int:
+    """How many xdist workers shared the machine while this was timed (1 = alone)."""
+    return int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
 
 
 def _with_notes(exc: BaseException) -> str:

@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 pytest_plugins = ["pytester"]
+collect_ignore = ["data"]  # fixture cases, run only inside pytester tests
 
 DATA = Path(__file__).parent / "data"
 CASES = DATA / "cases"

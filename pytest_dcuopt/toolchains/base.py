@@ -124,6 +124,7 @@ class Toolchain(abc.ABC):
     name: ClassVar[str]
     extensions: ClassVar[tuple[str, ...]]  # kernel file suffixes this toolchain builds
     isa_family: ClassVar[str] = "none"  # x86, amdgcn, dcu, sass, none
+    c_abi: ClassVar[bool] = True  # kernels expose extern "C" solve(...); False for the Python contract
 
     def __init__(self, arch: str | None = None, extra_flags: Sequence[str] = ()) -> None:
         self.arch = arch

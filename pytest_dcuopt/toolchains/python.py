@@ -22,6 +22,7 @@ class PythonToolchain(Toolchain):
     name = "python"
     extensions = (".py",)
     isa_family = "none"
+    c_abi = False
 
     def availability(self) -> Availability:
         if importlib.util.find_spec("torch") is None:
