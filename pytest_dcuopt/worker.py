@@ -12,6 +12,7 @@ import os
 import pickle
 import struct
 import sys
+import time
 import traceback
 from typing import Any, BinaryIO, Callable
 
@@ -63,8 +64,9 @@ class WorkerState:
     def time(self, request: dict[str, Any]) -> dict[str, Any]:
         binding = self.binding(request["spec"])
         binding.reset()
+        started = time.perf_counter()
         samples = self.runtime.measure(binding.launch, request["policy"])
-        return {"samples": samples, "device": self.runtime.describe()}
+        return {"samples": samples, "device": self.runtime.describe(), "measure_wall_s": time.perf_counter() - started}
 
 
 def main() -> int:
