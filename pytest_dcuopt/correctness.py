@@ -79,7 +79,7 @@ def compare(output: str, kernel: np.ndarray, reference: np.ndarray, dtype: str, 
         if reason is None:
             return None
         bad_mask = np.ones_like(bad_mask)  # every element is "within tolerance": show the largest errors
-    order = np.argsort(-np.where(bad_mask, finite_diff, -1.0), kind="stable")[:worst_count]
+    order = [i for i in np.argsort(-np.where(bad_mask, finite_diff, -1.0), kind="stable")[:worst_count] if bad_mask[i]]
     worst = tuple(
         {"index": _index(int(i), shape), "kernel": _num(k[i]), "reference": _num(r[i]), "abs_err": _num(diff[i])}
         for i in order

@@ -68,6 +68,14 @@ def dcuopt_session(request: pytest.FixtureRequest) -> Any:
     return request.config.stash[SESSION_KEY]
 
 
+@pytest.fixture
+def dcuopt_case(request: pytest.FixtureRequest) -> Any:
+    """The kernel case in this test module's directory: `dcuopt_case.check("b1", {"N": 4097})`."""
+    from .handle import CaseHandle
+
+    return CaseHandle(request.config.stash[SESSION_KEY], request.path.parent, request.node.nodeid)
+
+
 def pytest_testnodedown(node: Any, error: Any) -> None:
     """xdist controller: fold a worker's records into the controller's session."""
     payload = getattr(node, "workeroutput", {}).get(RECORDS_KEY)

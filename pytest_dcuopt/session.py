@@ -196,12 +196,13 @@ class DcuOptSession:
 
         correct_for_all_drawn_dims()
 
-    def _checked_call(self, variant: Variant, dims: Mapping[str, Any], seed: int, nodeid: str) -> None:
+    def _checked_call(self, variant: Variant, dims: Mapping[str, Any], seed: int, nodeid: str,
+                      reproduce: str | None = None) -> None:
         assert variant.worker is not None and variant.reference is not None
         variant.examples += 1
         shapes = self._shapes(variant, dims)
         spec = BindSpec(dict(dims), seed, shapes, variant.reference.inputs)
-        reproduce = reproduce_command(nodeid, dims, seed)
+        reproduce = reproduce or reproduce_command(nodeid, dims, seed)
         try:
             snapshot: Snapshot = variant.worker.request("run", spec=spec)
         except (KernelCrashed, KernelTimeout, WorkerError) as exc:

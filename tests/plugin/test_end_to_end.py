@@ -182,3 +182,23 @@ def test_bad_option_values_are_rejected(pytester: pytest.Pytester) -> None:
     result.stderr.fnmatch_lines(["*'-1' must be greater than 0*"])
     result = pytester.runpytest_subprocess("--dcuopt-seed=3")
     result.stderr.fnmatch_lines(["*--dcuopt-seed replays one example and needs --dcuopt-dims too*"])
+
+
+def test_hand_written_test_beside_a_case(pytester: pytest.Pytester, shared_build_cache: Path) -> None:
+    shutil.copytree(CASES / "tail_ignoring", pytester.path / "tail_ignoring")
+    (pytester.path / "tail_ignoring" / "test_sizes.py").write_text(
+        "def test_multiples_of_eight(dcuopt_case):\n"
+        "    for n in (8, 64, 1000):\n"
+        "        dcuopt_case.check('vec8_no_tail', {'N': n})\n"
+        "\n"
+        "def test_odd_size(dcuopt_case):\n"
+        "    dcuopt_case.check('vec8_no_tail', {'N': 9}, seed=3)\n"
+        "\n"
+        "def test_unknown_branch(dcuopt_case):\n"
+        "    dcuopt_case.check('nope')\n")
+    result = pytester.runpytest_subprocess("tail_ignoring/test_sizes.py", f"--dcuopt-cache-dir={shared_build_cache}",
+                                           *FAST, "--dcuopt-run-dir=run")
+    result.assert_outcomes(passed=1, failed=2)
+    result.stdout.fnmatch_lines(["*vec8_no_tail is wrong for dims={\"N\": 9} seed=3*"])
+    result.stdout.fnmatch_lines(["*has no branch 'nope'; branches: [[]'baseline', 'vec8_no_tail', 'vec8_with_tail'[]]*"])
+    result.stdout.no_fnmatch_line("*During handling*")
