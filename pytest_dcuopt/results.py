@@ -67,29 +67,29 @@ def rank_branches(records: Iterable[BranchRecord]) -> dict[str, Any]:
     """Speedups vs the baseline measured in the same run, and the champion.
 
     The champion is the fastest correct branch whose median's confidence interval lies wholly
-    below the baseline's; when no branch clears the noise, the baseline stays champion.
+    below the baseline's; when no branch clears the noise, the baseline stays champion. Without
+    a correct, timed baseline there is nothing to beat: the fastest correct branch is champion
+    and no speedup is claimed.
     """
     by_name = {r.branch: r for r in records}
     baseline = by_name.get("baseline")
-    base = summary_of(baseline) if baseline else None
-    ranking: dict[str, Any] = {"branches": {}, "champion": None, "champion_speedup": None, "baseline_ms": None}
-    if base is not None and baseline is not None and baseline.correct:
-        ranking["baseline_ms"] = base.median_ms
-        ranking["champion"] = "baseline"
-        ranking["champion_speedup"] = 1.0
-    best_ms = base.median_ms if base and baseline and baseline.correct else float("inf")
+    base = summary_of(baseline) if baseline is not None and baseline.correct else None
+    entries: dict[str, Any] = {}
+    candidates: list[tuple[float, str]] = []
     for name, record in by_name.items():
         mine = summary_of(record)
         entry = {"speedup_vs_baseline": None, "beats_baseline": False}
         if mine is not None and base is not None:
             entry["speedup_vs_baseline"] = base.median_ms / mine.median_ms if mine.median_ms > 0 else None
             entry["beats_baseline"] = name != "baseline" and significantly_faster(mine, base)
-        ranking["branches"][name] = entry
-        if record.correct and mine is not None and entry["beats_baseline"] and mine.median_ms < best_ms:
-            best_ms = mine.median_ms
-            ranking["champion"] = name
-            ranking["champion_speedup"] = entry["speedup_vs_baseline"]
-    return ranking
+        entries[name] = entry
+        eligible = entry["beats_baseline"] or name == "baseline" or base is None
+        if record.correct and mine is not None and eligible:
+            candidates.append((mine.median_ms, name))
+    champion = min(candidates)[1] if candidates else None
+    return {"branches": entries, "champion": champion,
+            "champion_speedup": entries[champion]["speedup_vs_baseline"] if champion else None,
+            "baseline_ms": base.median_ms if base else None}
 
 
 def build_state(records: Iterable[BranchRecord], header: Mapping[str, Any]) -> dict[str, Any]:
