@@ -27,6 +27,7 @@ MAX_TIME_OPTION = "--dcuopt-max-time"
 WARMUP_OPTION = "--dcuopt-warmup"
 NOISE_OPTION = "--dcuopt-noise"
 HOT_OPTION = "--dcuopt-hot"
+INTERLEAVE_OPTION = "--dcuopt-interleave"
 
 DEFAULT_RUN_ROOT = ".dcuopt/runs"
 
@@ -105,6 +106,10 @@ def add_options(parser: pytest.Parser) -> None:
     group.addoption(NOISE_OPTION, metavar="FRACTION", type=parse_fraction, default=0.01,
                     help="Timing: stop sampling once the median's 95%% CI half-width is below this fraction of the "
                          "median. Default: 0.01")
+    group.addoption(INTERLEAVE_OPTION, metavar="ROUNDS", type=int, default=4,
+                    help="Timing: after timing a branch, time it against the baseline in this many alternating "
+                         "rounds so drift cancels; speedups and the champion use these A/B figures. 0 turns it off. "
+                         "Default: 4")
     group.addoption(HOT_OPTION, action="store_true", default=False,
                     help="Timing: do not flush caches before each sample (hot/back-to-back numbers). Default: cold")
 
@@ -123,6 +128,7 @@ class Options:
     replay_dims: dict[str, Any] | None
     replay_seed: int | None
     policy: TimingPolicy
+    interleave_rounds: int
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> Options:
@@ -141,13 +147,13 @@ class Options:
             run_dir=run_dir.resolve(), cache_dir=Path(get(CACHE_DIR_OPTION) or root / ".dcuopt/build-cache").resolve(),
             log_dir=(root / ".dcuopt/logs").resolve(), timeout_s=get(TIMEOUT_OPTION), examples=get(EXAMPLES_OPTION),
             hypothesis_profile=get(PROFILE_OPTION), replay_dims=get(DIMS_OPTION), replay_seed=get(SEED_OPTION),
-            policy=policy,
+            policy=policy, interleave_rounds=max(0, get(INTERLEAVE_OPTION)),
         )
 
     def to_json(self) -> dict[str, Any]:
         return {"backends": list(self.backends), "arch": self.arch, "extra_flags": list(self.extra_flags),
                 "timeout_s": self.timeout_s, "examples": self.examples, "hypothesis_profile": self.hypothesis_profile,
-                "timing": self.policy.to_json(), "cache_dir": str(self.cache_dir)}
+                "timing": self.policy.to_json(), "interleave_rounds": self.interleave_rounds, "cache_dir": str(self.cache_dir)}
 
 
 def _pid() -> int:

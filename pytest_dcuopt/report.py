@@ -70,7 +70,9 @@ def render_summary(state: Mapping[str, Any]) -> str:
         out += ["**Warning:** timings were taken while several xdist workers ran at once; they are fit for a "
                 "correctness sweep, not for comparison. Re-run the benchmarks with `-n 0`.", ""]
     out += ["`*` = champion: the fastest correct branch whose median's 95% confidence interval lies wholly below the "
-            "baseline's (\"beats noise\"). Speedups are against the baseline measured in the same run.", ""]
+            "baseline's (\"beats noise\"). `speedup` and `beats noise` come from the interleaved A/B rounds against "
+            "the baseline when they ran (`timing.interleaved`), else from the two separate measurements; the median "
+            "columns are the separate measurements.", ""]
     return "\n".join(out)
 
 

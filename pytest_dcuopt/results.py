@@ -82,6 +82,10 @@ def rank_branches(records: Iterable[BranchRecord]) -> dict[str, Any]:
         if mine is not None and base is not None:
             entry["speedup_vs_baseline"] = base.median_ms / mine.median_ms if mine.median_ms > 0 else None
             entry["beats_baseline"] = name != "baseline" and significantly_faster(mine, base)
+        ab = (record.timing or {}).get("interleaved")
+        if ab and base is not None:  # the interleaved A/B is immune to drift between the two measurements
+            entry["speedup_vs_baseline"] = ab["speedup"]
+            entry["beats_baseline"] = ab["ci95_ms"][1] < ab["baseline_ci95_ms"][0]
         entries[name] = entry
         eligible = entry["beats_baseline"] or name == "baseline" or base is None
         if record.correct and mine is not None and eligible:

@@ -7,7 +7,7 @@ import os
 import platform
 import socket
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -91,7 +91,8 @@ class DcuOptSession:
             branch = Branch(branch_id, source)
             record = self.records.setdefault(key, BranchRecord(case.name, toolchain_name, branch_id,
                                                                _relative(source, self.config.rootpath)))
-            self._variants[key] = Variant(case, self.toolchain(toolchain_name), branch, record)
+            self._variants[key] = Variant(case.for_toolchain(toolchain_name), self.toolchain(toolchain_name), branch,
+                                          record)
         return self._variants[key]
 
     def prepare(self, variant: Variant) -> None:
@@ -293,16 +294,37 @@ class DcuOptSession:
         variant.record.device = result.get("device", {})
         benchmark.extra_info.update({"dcuopt_" + k: v for k, v in variant.record.timing.items() if k != "dims"})
         benchmark.extra_info.update(variant.record.throughput)
-        self._note_speedup(variant, benchmark)
         # What the harness itself cost around the measurement (IPC, bookkeeping, pytest-benchmark replay).
         overhead = time.perf_counter() - started - result.get("measure_wall_s", 0.0)
         variant.record.timing["harness_overhead_s"] = round(overhead, 4)
+        if self.options.interleave_rounds:
+            self._interleave_with_baseline(variant, spec, benchmark)
 
-    def _note_speedup(self, variant: Variant, benchmark: Any) -> None:
-        baseline = self.records.get((variant.case.name, variant.toolchain.name, "baseline"))
-        if baseline and baseline.timing and variant.record.timing:
-            speedup = baseline.timing["median_ms"] / variant.record.timing["median_ms"]
-            benchmark.extra_info["speedup_vs_baseline"] = round(speedup, 4)
+    def _interleave_with_baseline(self, variant: Variant, spec: BindSpec, benchmark: Any) -> None:
+        """A/B against the baseline in alternating short rounds, so drift between the two measurements cancels."""
+        baseline = self._variants.get((variant.case.name, variant.toolchain.name, "baseline"))
+        if variant.branch.is_baseline or baseline is None or baseline.worker is None or not baseline.default_verified:
+            return  # under xdist the baseline may live in another process: the separate medians are all we have
+        rounds = self.options.interleave_rounds
+        policy = self.options.policy
+        short = replace(policy, max_time_s=policy.max_time_s / rounds, min_samples=3, min_time_s=0.0,
+                        warmup_s=policy.warmup_s / rounds)
+        base_spec = BindSpec(dict(baseline.case.dims), 0, self._shapes(baseline, baseline.case.dims),
+                             baseline.reference.inputs if baseline.reference else {})
+        budget = self.options.timeout_s + short.max_time_s + 10 * short.warmup_s
+        theirs: list[float] = []
+        mine: list[float] = []
+        for _ in range(rounds):
+            theirs += baseline.worker.request("time", timeout_s=budget, spec=base_spec, policy=short)["samples"].seconds
+            mine += variant.worker.request("time", timeout_s=budget, spec=spec, policy=short)["samples"].seconds
+        a, b = summarize(theirs), summarize(mine)
+        interleaved = {"rounds": rounds, "baseline_median_ms": a.median_ms, "baseline_ci95_ms": list(a.ci95_ms),
+                       "median_ms": b.median_ms, "ci95_ms": list(b.ci95_ms), "speedup": a.median_ms / b.median_ms,
+                       "samples": [len(theirs), len(mine)]}
+        assert variant.record.timing is not None
+        variant.record.timing["interleaved"] = {k: (round(v, 6) if isinstance(v, float) else v)
+                                                for k, v in interleaved.items()}
+        benchmark.extra_info["speedup_vs_baseline"] = round(interleaved["speedup"], 4)
 
     # ----- end of session ---------------------------------------------------------------
     def close_workers(self) -> None:
