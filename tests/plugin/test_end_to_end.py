@@ -202,3 +202,13 @@ def test_hand_written_test_beside_a_case(pytester: pytest.Pytester, shared_build
     result.stdout.fnmatch_lines(["*vec8_no_tail is wrong for dims={\"N\": 9} seed=3*"])
     result.stdout.fnmatch_lines(["*has no branch 'nope'; branches: [[]'baseline', 'vec8_no_tail', 'vec8_with_tail'[]]*"])
     result.stdout.no_fnmatch_line("*During handling*")
+
+
+def test_interleaved_ab_decides_the_speedup(run_plugin, pytester: pytest.Pytester) -> None:
+    result = run_plugin(CASES / "signature_edge", args=("-k", "benchmark", "--dcuopt-interleave=3"))
+    result.assert_outcomes(passed=2, deselected=2)
+    found = branches(state_of(pytester), "signature_edge")
+    ab = found["omp_simd"]["timing"]["interleaved"]
+    assert ab["rounds"] == 3 and min(ab["samples"]) >= 9  # at least 3 samples per round per side
+    assert found["omp_simd"]["speedup_vs_baseline"] == pytest.approx(ab["speedup"])
+    assert "interleaved" not in found["baseline"]["timing"]
