@@ -5,7 +5,7 @@ import hashlib
 import importlib.util
 import json
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Callable, Mapping
@@ -61,9 +61,15 @@ class KernelCase:
     dims: dict[str, Any]
     branches: list[Branch] = field(default_factory=list)
     layout: str = "case"  # "case" or "seed-run"
+    toolchain_dims: dict[str, dict[str, Any]] = field(default_factory=dict)  # from dims.<toolchain>.json
 
     def sources_for(self, extensions: tuple[str, ...]) -> list[Branch]:
         return [b for b in self.branches if b.source.suffix in extensions]
+
+    def for_toolchain(self, toolchain: str) -> KernelCase:
+        """This case with `dims.<toolchain>.json` laid over dims.json (e.g. larger sizes for a GPU)."""
+        override = self.toolchain_dims.get(toolchain)
+        return replace(self, dims={**self.dims, **override}) if override else self
 
 
 def is_case_dir(directory: Path) -> bool:
@@ -83,7 +89,8 @@ def load_case(directory: Path) -> KernelCase:
     if is_seed_run_dir(directory):
         return _load_seed_run(directory)
     dims = load_dims(directory / "dims.json")
-    case = KernelCase(directory.name, directory, directory / "ref.py", dims)
+    case = KernelCase(directory.name, directory, directory / "ref.py", dims,
+                      toolchain_dims=load_toolchain_dims(directory, dims))
     case.branches = [Branch("baseline", path) for path in _kernel_files(directory)]
     branch_root = directory / "branches"
     if branch_root.is_dir():
@@ -124,6 +131,20 @@ def load_dims(path: Path) -> dict[str, Any]:
         raise CaseError(f"{path} is not valid JSON: {exc}. Write an object such as {{\"N\": 1048576}}.") from exc
     _check_dims(dims, path)
     return dims
+
+
+def load_toolchain_dims(directory: Path, dims: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """`dims.<toolchain>.json` files: per-toolchain default dims (only dims that dims.json declares)."""
+    found: dict[str, dict[str, Any]] = {}
+    for path in sorted(directory.glob("dims.*.json")):
+        toolchain = path.name[len("dims."):-len(".json")]
+        override = load_dims(path)
+        unknown = sorted(set(override) - set(dims))
+        if unknown:
+            raise CaseError(f"{path} sets {unknown}, which dims.json does not declare ({sorted(dims)}). A toolchain's "
+                            "dims file may only change the defaults of existing dims.")
+        found[toolchain] = override
+    return found
 
 
 def _check_dims(dims: Any, path: Path) -> None:

@@ -14,6 +14,7 @@ import struct
 import sys
 import time
 import traceback
+from dataclasses import replace
 from typing import Any, BinaryIO, Callable
 
 _HEADER = struct.Struct("<Q")
@@ -65,7 +66,16 @@ class WorkerState:
         binding = self.binding(request["spec"])
         binding.reset()
         started = time.perf_counter()
-        samples = self.runtime.measure(binding.launch, request["policy"])
+        measure_sets = getattr(self.runtime, "measure_sets", None)
+        if measure_sets is None:
+            samples = self.runtime.measure(binding.launch, request["policy"])
+        else:  # device runtimes rotate over extra input sets when one set would sit in the cache
+            spec = request["spec"]
+            working_set = int(getattr(binding, "nbytes", 0))
+            count = self.runtime.rotation_sets(working_set)
+            others = [self.kernel.bind(replace(spec, seed=spec.seed + index), self.runtime) for index in range(1, count)]
+            samples = measure_sets([binding.launch, *(other.launch for other in others)], request["policy"], working_set)
+            del others
         return {"samples": samples, "device": self.runtime.describe(), "measure_wall_s": time.perf_counter() - started}
 
 
@@ -86,6 +96,8 @@ def main() -> int:
         except Exception as exc:  # report, keep serving
             write_frame(responses, {"ok": False, "error": f"{type(exc).__name__}: {exc}",
                                     "traceback": traceback.format_exc()})
+            if getattr(exc, "fatal", False):  # e.g. a sticky GPU fault: this process's context is gone
+                return 3
 
 
 if __name__ == "__main__":

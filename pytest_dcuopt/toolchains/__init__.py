@@ -18,6 +18,7 @@ ENTRY_POINT_GROUP = "pytest_dcuopt.toolchains"
 BUILTIN: dict[str, str] = {
     "cpu": "pytest_dcuopt.toolchains.cpu:CpuToolchain",
     "python": "pytest_dcuopt.toolchains.python:PythonToolchain",
+    "cuda": "pytest_dcuopt.toolchains.cuda:CudaToolchain",
 }
 
 

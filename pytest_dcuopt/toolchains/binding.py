@@ -97,6 +97,11 @@ class CAbiBinding:
     def launch(self) -> None:
         self._entry(*self._args)
 
+    @property
+    def nbytes(self) -> int:
+        """Bytes of all pointer buffers of one call (the working set a cache could hold)."""
+        return int(sum(array.nbytes for array in self._host.values()))
+
     def reset(self) -> None:
         """Restore pristine buffers (poisoned outputs, original inputs) before a checked call."""
         for name, array in self._host.items():

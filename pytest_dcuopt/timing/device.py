@@ -1,0 +1,441 @@
+"""Device timing for GPU kernels (every GPU toolchain: CUDA, HIP on NVIDIA, HIP/DTK on AMD and DCU).
+
+The method (docs/gpu-timing.md has the reasoning and the H200 evidence):
+
+* **Warm-up by time**: flushed calls until `policy.warmup_s` has passed (clocks up, modules loaded).
+* **Cold samples** (`Samples.seconds`, what pytest-benchmark stores): for each sample, on the stream the
+  kernel uses, (1) the L2 is flushed by *reading* a buffer of 2x the device's L2 (so the cache holds
+  clean, unrelated lines: the kernel neither hits its own data nor pays for writing back the flush's
+  dirty lines), (2) a delay kernel (`torch.cuda._sleep`) holds the GPU while the host enqueues
+  (3) the start event, `solve`, and the end event. One event pair per sample; the flush and the delay
+  lie outside it, and ctypes/launch latency is hidden because the whole sample is queued before the
+  delay ends. A sample whose delay was not long enough (the gap before its start event exceeds the
+  delay's own duration) is discarded and the delay doubled.
+* **Noise-based stopping**: `policy.should_stop` (min samples, min time, median CI half-width target,
+  time cap), checked after each chunk of queued samples.
+* **Hot samples** (`extra["hot"]`): back-to-back calls behind one delay kernel, no flush, one event
+  pair around the batch divided by its size; with **input rotation** (`extra["hot_rotated"]`) over
+  enough input sets to exceed 3x the L2 when one set would be cache-resident. Never mixed with cold.
+* **Side measurements**: the original skill's number (one event pair around 20 back-to-back calls
+  after 10 warm-ups, no flush) in `extra["seed_method"]`, the host cost of one `solve` call and the
+  latency that leaks into an unhidden single-call measurement in `extra["launch_overhead"]`, and
+  clocks / temperature before, during and after sampling in `extra["telemetry"]`.
+
+Everything device-specific goes through a `DeviceBackend`; `TorchBackend` implements it over
+`torch.cuda` (CUDA or ROCm builds of torch alike).
+"""
+from __future__ import annotations
+
+import math
+import os
+import statistics
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Protocol, Sequence
+
+from .policy import Samples, TimingPolicy, should_stop, summarize
+
+FLUSH_ENV = "DCUOPT_L2_FLUSH"  # read (default) | write | none
+FLUSH_MODES = ("read", "write", "none")
+FLUSH_FACTOR = 2.0  # flush buffer = this x L2
+FALLBACK_L2_BYTES = 128 * 1024 * 1024  # when the L2 size cannot be read: flush 256 MiB (Triton's size)
+ROTATION_TARGET = 3.0  # rotate over input sets totalling at least this x L2
+MAX_ROTATION_SETS = 64
+MAX_ROTATION_BYTES = 8 * 1024**3
+MIN_DELAY_S = 20e-6
+MAX_DELAY_S = 5e-3
+HOT_BATCH_TARGET_S = 100e-6  # GPU time per hot batch
+MAX_HOT_BATCH = 64
+LATE_SLACK = 1.10  # a gap this much above the delay's own duration ...
+LATE_ABS_S = 3e-6  # ... plus this, marks a sample whose delay ran out before it was queued
+SEED_WARMUP, SEED_REPEAT = 10, 20
+OVERHEAD_CALLS = 20
+
+
+class Event(Protocol):
+    def record(self) -> None: ...
+
+    def elapsed_time(self, end: Any) -> float: ...  # milliseconds, like torch.cuda.Event
+
+
+class DeviceBackend(Protocol):
+    """What device timing needs from a runtime."""
+
+    timer: str  # e.g. "cuda events"
+    l2_bytes: int
+    l2_source: str
+
+    def event(self) -> Event: ...
+
+    def synchronize(self) -> None: ...
+
+    def sleep(self, cycles: int) -> bool: ...  # enqueue a delay kernel; False when unsupported
+
+    def flush(self) -> None: ...
+
+    def flush_info(self) -> dict[str, Any]: ...
+
+    def telemetry(self) -> dict[str, Any]: ...
+
+
+# ----- pure helpers (unit-tested) -------------------------------------------------------
+def flush_mode_from_env(default: str = "read") -> str:
+    mode = os.environ.get(FLUSH_ENV, default).strip().lower() or default
+    if mode not in FLUSH_MODES:
+        raise ValueError(f"${FLUSH_ENV}={mode!r} is not a flush mode; use one of {', '.join(FLUSH_MODES)} "
+                         "(read: clean cold L2, the default; write: nvbench-style memset; none: no flush)")
+    return mode
+
+
+def flush_bytes_for(l2_bytes: int | None) -> tuple[int, str]:
+    """Bytes to stream through before a cold sample, and where the L2 size came from."""
+    if l2_bytes and l2_bytes > 0:
+        return int(FLUSH_FACTOR * l2_bytes), f"{FLUSH_FACTOR:g} x the device's L2 ({l2_bytes} bytes)"
+    return int(FLUSH_FACTOR * FALLBACK_L2_BYTES), (f"L2 size unreadable: fallback {FLUSH_FACTOR:g} x "
+                                                    f"{FALLBACK_L2_BYTES // 2**20} MiB")
+
+
+def rotation_sets(working_set_bytes: int, l2_bytes: int) -> int:
+    """How many input sets the hot measurement rotates over (1 = the set is not cache-resident)."""
+    if working_set_bytes <= 0 or l2_bytes <= 0 or working_set_bytes >= ROTATION_TARGET * l2_bytes / 2:
+        return 1
+    wanted = math.ceil(ROTATION_TARGET * l2_bytes / working_set_bytes)
+    by_memory = max(1, MAX_ROTATION_BYTES // working_set_bytes)
+    return int(max(1, min(wanted, MAX_ROTATION_SETS, by_memory)))
+
+
+def delay_for(host_seconds: Sequence[float], calls: int = 1, floor_s: float = MIN_DELAY_S) -> float:
+    """A delay long enough for the host to queue `calls` launches plus the events behind it."""
+    if not host_seconds:
+        return floor_s
+    ordered = sorted(host_seconds)
+    p90 = ordered[min(len(ordered) - 1, int(0.9 * len(ordered)))]
+    return float(min(MAX_DELAY_S, max(floor_s, 2.0 * calls * p90 + 10e-6)))
+
+
+def hot_batch_for(cold_median_s: float) -> int:
+    if cold_median_s <= 0:
+        return 1
+    return int(max(1, min(MAX_HOT_BATCH, math.ceil(HOT_BATCH_TARGET_S / cold_median_s))))
+
+
+def late_mask(gaps: Sequence[float], expected: float) -> list[bool]:
+    """True where the gap before the start event shows the GPU idled waiting for the host."""
+    limit = expected * LATE_SLACK + LATE_ABS_S
+    return [gap > limit for gap in gaps]
+
+
+def chunk_size_for(sample_gpu_s: float, target_s: float = 0.02, lo: int = 5, hi: int = 200) -> int:
+    if sample_gpu_s <= 0:
+        return lo
+    return int(max(lo, min(hi, target_s / sample_gpu_s)))
+
+
+def describe_samples(seconds: Sequence[float], **extra: Any) -> dict[str, Any]:
+    """median/IQR/min/n in ms plus the raw samples, for hot and side measurements."""
+    if not seconds:
+        return {"n": 0, **extra}
+    summary = summarize(seconds)
+    return {"median_ms": _r(summary.median_ms), "iqr_ms": _r(summary.iqr_ms), "min_ms": _r(summary.min_ms),
+            "max_ms": _r(summary.max_ms), "n": summary.rounds, "rel_spread": _r(summary.rel_spread),
+            **extra, "samples_ms": [_r(s * 1e3) for s in seconds]}
+
+
+def _r(value: float) -> float:
+    return float(f"{value:.6g}")
+
+
+# ----- the measurement ------------------------------------------------------------------
+@dataclass
+class Hiding:
+    """The delay kernel that hides host launch latency."""
+
+    supported: bool
+    cycles_per_s: float = 0.0
+    delay_s: float = 0.0
+    expected_gap_s: float = 0.0  # measured duration of the delay on the GPU
+    adjustments: int = 0
+
+    def cycles(self, delay_s: float | None = None) -> int:
+        return int((self.delay_s if delay_s is None else delay_s) * self.cycles_per_s)
+
+    def to_json(self) -> dict[str, Any]:
+        if not self.supported:
+            return {"method": "none: the runtime has no delay kernel, so host launch latency is NOT hidden"}
+        return {"method": "delay kernel before the start event (torch.cuda._sleep)", "delay_us": _r(self.delay_s * 1e6),
+                "measured_delay_us": _r(self.expected_gap_s * 1e6), "cycles_per_us": _r(self.cycles_per_s * 1e-6),
+                "doubled": self.adjustments}
+
+
+@dataclass
+class Sampled:
+    seconds: list[float]
+    reason: str
+    late: int = 0
+    chunks: int = 0
+    clocks_mhz: list[float] = field(default_factory=list)
+
+
+def measure_device(launches: Sequence[Callable[[], None]], policy: TimingPolicy, backend: DeviceBackend,
+                   working_set_bytes: int = 0, clock: Callable[[], float] = time.perf_counter) -> Samples:
+    """Time `launches[0]` cold and hot (and rotate over all `launches` for hot when they are several)."""
+    launch = launches[0]
+    before = backend.telemetry()
+    warmup_calls = _warm_up(launch, backend, policy.warmup_s, clock)
+    host = host_launch_seconds(launch, backend, clock)
+    hiding = _calibrate(backend, host)
+    cold = _sample_cold(launch, backend, policy, hiding, clock)
+    cold_median = statistics.median(cold.seconds)
+    batch = hot_batch_for(cold_median)
+    hot_policy = TimingPolicy(warmup_s=0.0, min_samples=policy.min_samples, max_samples=policy.max_samples,
+                              target_rel_spread=policy.target_rel_spread, min_time_s=min(policy.min_time_s, 0.05),
+                              max_time_s=max(0.05, policy.max_time_s / 4), cold=False)
+    hot = _sample_hot([launch], backend, hot_policy, hiding, host, batch, clock)
+    extra: dict[str, Any] = {
+        "flush": backend.flush_info(),
+        "launch_hiding": hiding.to_json(),
+        "stream": "events and kernel on the runtime's current stream (the legacy default stream for a C ABI solve)",
+        "late_samples_discarded": cold.late,
+        "hot": describe_samples(hot.seconds, batch=batch, stop_reason=hot.reason, late_discarded=hot.late,
+                                what="back-to-back calls behind one delay kernel, no flush, the same inputs"),
+    }
+    sets = len(launches)
+    extra["rotation"] = {"working_set_bytes": working_set_bytes, "l2_bytes": backend.l2_bytes, "sets": sets,
+                         "covers_bytes": sets * working_set_bytes,
+                         "resident": bool(working_set_bytes and working_set_bytes < ROTATION_TARGET * backend.l2_bytes / 2)}
+    if sets > 1:
+        rotated = _sample_hot(list(launches), backend, hot_policy, hiding, host, batch, clock)
+        extra["hot_rotated"] = describe_samples(rotated.seconds, batch=batch, sets=sets, stop_reason=rotated.reason,
+                                                what="back-to-back calls over rotating input sets, no flush")
+    extra["seed_method"] = seed_method(launch, backend)
+    extra["launch_overhead"] = _launch_overhead(launch, backend, host, cold_median)
+    extra["samples_ms"] = [_r(s * 1e3) for s in cold.seconds]
+    clocks = [c for c in cold.clocks_mhz if c]
+    extra["telemetry"] = {"before": before, "after": backend.telemetry(),
+                          "sm_clock_mhz_during": ({"min": min(clocks), "median": statistics.median(clocks),
+                                                   "max": max(clocks), "reads": len(clocks)} if clocks else None)}
+    primary, mode, reason = (cold.seconds, "cold", cold.reason) if policy.cold else (hot.seconds, "hot", hot.reason)
+    if not policy.cold:
+        extra["cold"] = describe_samples(cold.seconds, stop_reason=cold.reason)
+    return Samples(primary, backend.timer, mode, reason, warmup_calls, extra)
+
+
+def _warm_up(launch: Callable[[], None], backend: DeviceBackend, warmup_s: float, clock: Callable[[], float]) -> int:
+    calls, start = 0, clock()
+    while calls < 3 or clock() - start < warmup_s:
+        backend.flush()
+        launch()
+        calls += 1
+        if calls % 50 == 0:
+            backend.synchronize()  # keep the queue short so the time budget means GPU time
+    backend.synchronize()
+    return calls
+
+
+def host_launch_seconds(launch: Callable[[], None], backend: DeviceBackend, clock: Callable[[], float],
+                        calls: int = OVERHEAD_CALLS) -> list[float]:
+    """Host time of one `launch()` (ctypes + driver enqueue + error check), with the GPU held busy."""
+    backend.synchronize()
+    backend.sleep(int(2e-3 * 1e9))  # ~1 ms+ at any clock: the queue never blocks the host here
+    seconds = []
+    for _ in range(calls):
+        begin = clock()
+        launch()
+        seconds.append(clock() - begin)
+    backend.synchronize()
+    return seconds
+
+
+def _calibrate(backend: DeviceBackend, host: Sequence[float]) -> Hiding:
+    """Measure the delay kernel's cycles per second; pick a delay that covers queueing one sample."""
+    backend.synchronize()
+    probe_cycles = 200_000
+    marks = []
+    for _ in range(5):
+        start, end = backend.event(), backend.event()
+        start.record()
+        if not backend.sleep(probe_cycles):
+            return Hiding(False)
+        end.record()
+        marks.append((start, end))
+    backend.synchronize()
+    durations = sorted(s.elapsed_time(e) * 1e-3 for s, e in marks)
+    rate = probe_cycles / statistics.median(durations) if durations[0] > 0 else 1e9
+    return Hiding(True, cycles_per_s=rate, delay_s=delay_for(host))
+
+
+def _sample_cold(launch: Callable[[], None], backend: DeviceBackend, policy: TimingPolicy, hiding: Hiding,
+                 clock: Callable[[], float]) -> Sampled:
+    accepted: list[float] = []
+    late_total, chunks, clocks = 0, 0, []
+    chunk = 5
+    start = clock()
+    while True:
+        marks = []
+        for _ in range(chunk):
+            backend.flush()
+            pre, begin, end = backend.event(), backend.event(), backend.event()
+            pre.record()
+            if hiding.supported:
+                backend.sleep(hiding.cycles())
+            begin.record()
+            launch()
+            end.record()
+            marks.append((pre, begin, end))
+        backend.synchronize()
+        chunks += 1
+        clocks.append(backend.telemetry().get("sm_clock_mhz") or 0.0)
+        gaps = [p.elapsed_time(b) * 1e-3 for p, b, _ in marks]
+        times = [b.elapsed_time(e) * 1e-3 for _, b, e in marks]
+        late = _judge(gaps, hiding)
+        late_total += sum(late)
+        accepted += [t for t, is_late in zip(times, late) if not is_late]
+        elapsed = clock() - start
+        reason = should_stop(accepted, elapsed, policy) if accepted else None
+        if reason is None and elapsed >= 2 * policy.max_time_s + 1.0:
+            accepted = accepted or times
+            reason = f"time cap ({policy.max_time_s:g} s) with too few clean samples; late samples kept"
+        if reason:
+            return Sampled(accepted, reason, late_total, chunks, clocks)
+        per_sample = max(times) + hiding.expected_gap_s
+        chunk = chunk_size_for(per_sample + 50e-6)
+
+
+def _judge(gaps: list[float], hiding: Hiding) -> list[bool]:
+    """Mark late samples; the first clean gaps calibrate the delay's own duration; too many late -> longer delay."""
+    if not hiding.supported:
+        return [False] * len(gaps)
+    if hiding.expected_gap_s <= 0:
+        hiding.expected_gap_s = min(gaps)
+    hiding.expected_gap_s = min(hiding.expected_gap_s, min(gaps))
+    late = late_mask(gaps, hiding.expected_gap_s)
+    if sum(late) > len(late) // 4 and hiding.delay_s < MAX_DELAY_S:
+        hiding.delay_s = min(MAX_DELAY_S, hiding.delay_s * 2)
+        hiding.expected_gap_s = 0.0  # re-learn the (longer) delay's duration
+        hiding.adjustments += 1
+    return late
+
+
+def _sample_hot(launches: Sequence[Callable[[], None]], backend: DeviceBackend, policy: TimingPolicy,
+                hiding: Hiding, host: Sequence[float], batch: int, clock: Callable[[], float]) -> Sampled:
+    delay = Hiding(hiding.supported, hiding.cycles_per_s, delay_for(host, calls=batch, floor_s=hiding.delay_s))
+    accepted: list[float] = []
+    late_total, index, start = 0, 0, clock()
+    while True:
+        marks = []
+        for _ in range(5):
+            pre, begin, end = backend.event(), backend.event(), backend.event()
+            pre.record()
+            if delay.supported:
+                backend.sleep(delay.cycles())
+            begin.record()
+            for _ in range(batch):
+                launches[index % len(launches)]()
+                index += 1
+            end.record()
+            marks.append((pre, begin, end))
+        backend.synchronize()
+        gaps = [p.elapsed_time(b) * 1e-3 for p, b, _ in marks]
+        times = [b.elapsed_time(e) * 1e-3 / batch for _, b, e in marks]
+        late = _judge(gaps, delay)
+        late_total += sum(late)
+        accepted += [t for t, is_late in zip(times, late) if not is_late]
+        elapsed = clock() - start
+        reason = should_stop(accepted, elapsed, policy) if accepted else None
+        if reason is None and elapsed >= 2 * policy.max_time_s + 1.0:
+            accepted = accepted or times
+            reason = "time cap with too few clean samples; late samples kept"
+        if reason:
+            return Sampled(accepted, reason, late_total)
+
+
+def seed_method(launch: Callable[[], None], backend: DeviceBackend, warmup: int = SEED_WARMUP,
+                repeat: int = SEED_REPEAT) -> dict[str, Any]:
+    """The original skill's benchmark: one event pair around `repeat` back-to-back calls, no flush; it
+    reported this mean as its average, median, min and max alike."""
+    for _ in range(warmup):
+        launch()
+    backend.synchronize()
+    start, end = backend.event(), backend.event()
+    start.record()
+    for _ in range(repeat):
+        launch()
+    end.record()
+    backend.synchronize()
+    mean_ms = start.elapsed_time(end) / repeat
+    return {"mean_ms": _r(mean_ms), "warmup": warmup, "repeat": repeat,
+            "what": "one event pair around back-to-back calls, no L2 flush (the original benchmark.py)"}
+
+
+def _launch_overhead(launch: Callable[[], None], backend: DeviceBackend, host: Sequence[float],
+                     cold_median_s: float, calls: int = 10) -> dict[str, Any]:
+    """Host cost of one call, and how much of it an unhidden single-call event pair would count."""
+    unhidden = []
+    for _ in range(calls):
+        backend.flush()
+        backend.synchronize()  # the GPU is idle: the start event fires before the launch arrives
+        start, end = backend.event(), backend.event()
+        start.record()
+        launch()
+        end.record()
+        backend.synchronize()
+        unhidden.append(start.elapsed_time(end) * 1e-3)
+    host_sorted = sorted(host)
+    unhidden_median = statistics.median(unhidden)
+    return {"host_call_us_median": _r(statistics.median(host_sorted) * 1e6),
+            "host_call_us_p90": _r(host_sorted[min(len(host_sorted) - 1, int(0.9 * len(host_sorted)))] * 1e6),
+            "unhidden_single_call_ms": _r(unhidden_median * 1e3),
+            "unhidden_minus_cold_us": _r((unhidden_median - cold_median_s) * 1e6),
+            "what": "host_call = ctypes solve() + launch + error check on the host; unhidden = one event pair "
+                    "around one call on an idle GPU (flushed), which counts the launch latency the delay kernel hides"}
+
+
+# ----- the torch.cuda backend (CUDA and ROCm builds of torch) ---------------------------
+class TorchBackend:
+    """DeviceBackend over `torch.cuda`: events, `_sleep`, and an L2 flush buffer on `device`."""
+
+    def __init__(self, torch: Any, device: Any, flush_mode: str | None = None,
+                 telemetry: Callable[[], dict[str, Any]] | None = None) -> None:
+        self.torch = torch
+        self.device = device
+        self.timer = "hip events" if getattr(torch.version, "hip", None) else "cuda events"
+        properties = torch.cuda.get_device_properties(device)
+        l2 = int(getattr(properties, "L2_cache_size", 0) or 0)
+        self.l2_bytes = l2 if l2 > 0 else FALLBACK_L2_BYTES
+        self.flush_mode = flush_mode or flush_mode_from_env()
+        size, self.l2_source = flush_bytes_for(l2)
+        self.flush_bytes = size if self.flush_mode != "none" else 0
+        self._buffer = torch.empty(max(1, self.flush_bytes // 4), dtype=torch.float32, device=device)
+        self._buffer.zero_()
+        self._sink = torch.empty((), dtype=torch.float32, device=device)
+        self._telemetry = telemetry or (lambda: {})
+        self._has_sleep = callable(getattr(torch.cuda, "_sleep", None))
+
+    def event(self) -> Any:
+        return self.torch.cuda.Event(enable_timing=True)
+
+    def synchronize(self) -> None:
+        self.torch.cuda.synchronize(self.device)
+
+    def sleep(self, cycles: int) -> bool:
+        if not self._has_sleep:
+            return False
+        if cycles > 0:
+            self.torch.cuda._sleep(int(cycles))
+        return True
+
+    def flush(self) -> None:
+        if self.flush_mode == "read":
+            self.torch.sum(self._buffer, 0, out=self._sink)  # one reduction kernel, reads every byte
+        elif self.flush_mode == "write":
+            self._buffer.zero_()
+
+    def flush_info(self) -> dict[str, Any]:
+        how = {"read": "a sum over the buffer (reads evict the kernel's lines; the L2 is left clean)",
+               "write": "a memset of the buffer (nvbench's way; the L2 is left dirty)",
+               "none": "no flush: cold samples are NOT cold"}[self.flush_mode]
+        return {"mode": self.flush_mode, "bytes": self.flush_bytes, "l2_bytes": self.l2_bytes,
+                "size_from": self.l2_source, "how": how, "env": FLUSH_ENV}
+
+    def telemetry(self) -> dict[str, Any]:
+        return self._telemetry()

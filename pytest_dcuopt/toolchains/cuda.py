@@ -1,0 +1,325 @@
+"""`cuda`: `.cu` (and portable `.hip`) `solve` kernels built with `nvcc -shared`, run on torch CUDA tensors.
+
+Build: `nvcc -O3 -shared -Xcompiler -fPIC -std=c++17 -lineinfo -arch=<arch> -Xptxas -v kernel.cu cuda_shim.cu`.
+The arch is --dcuopt-arch, else the device's (`torch.cuda.get_device_capability`), else, with no device,
+`DEFAULT_ARCH` (sm_90, the H200/H100), which the availability reason and every build record say.
+`.hip` sources compile as CUDA (`-x cu -D__HIP_PLATFORM_NVIDIA__`) against HIP's own NVIDIA-platform
+headers (see `hip_nvidia.py`), so one HIP source serves a DCU and an NVIDIA GPU.
+
+Everything but running works without a GPU: builds, SASS (`disassemble`, through cuobjdump) and
+per-function registers / shared memory / stack / spills (`resource_usage`, from the `ptxas -v` report
+that every build keeps), so ISA and resource checks run in CI.
+
+Running: the worker loads the .so with ctypes and calls `solve` with torch device pointers
+(`device.TorchDeviceRuntime`). After every call the kernel's own CUDA runtime is asked for its last
+error (the shim `cuda_shim.cu` is linked into each build: nvcc links cudart statically, so torch
+cannot see launch errors of the kernel's copy); a failed launch or a sticky fault raises `CudaError`
+naming the error (e.g. cudaErrorIllegalAddress), and a sticky fault ends that branch's worker.
+"""
+from __future__ import annotations
+
+import ctypes
+import functools
+import hashlib
+import importlib.util
+import json
+import os
+import re
+import shutil
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from ..errors import CompileError, ToolchainUnavailable
+from ..signature import Param
+from ..tool import run_tool, which
+from .base import Artifact, Availability, Capability, ResourceUsage, Runtime, Toolchain
+from .binding import BindSpec, CAbiBinding, ctypes_signature
+from .cache import BuildCache
+from .device import CudaError, ErrorSource, TorchDeviceRuntime
+from .hip_nvidia import NVIDIA_MACRO, compat_include_dir, find_hip_headers, missing_reason
+
+DEFAULT_ARCH = "sm_90"
+NVCC_ENV = "DCUOPT_NVCC"
+CUOBJDUMP_ENV = "DCUOPT_CUOBJDUMP"
+SHIM = Path(__file__).with_name("cuda_shim.cu")
+BASE_FLAGS = ("-O3", "-shared", "-Xcompiler", "-fPIC", "-std=c++17", "-lineinfo", "-Xptxas", "-v")
+HIP_FLAGS = ("-x", "cu", f"-D{NVIDIA_MACRO}")
+_ARCH_RE = re.compile(r"^(?:sm_?|compute_)?(?P<num>\d{2,3})(?P<suffix>[af]?)$")
+
+# Probed in a subprocess so the pytest process never creates a CUDA context of its own.
+_PROBE_SCRIPT = r"""
+import json
+try:
+    import torch
+except Exception as exc:
+    print(json.dumps({"device": None, "reason": f"torch cannot be imported ({type(exc).__name__}: {exc})"})); raise SystemExit
+info = {"torch": torch.__version__, "cuda": torch.version.cuda, "hip": getattr(torch.version, "hip", None)}
+if info["hip"]:
+    info.update(device=None, reason=f"torch {torch.__version__} is a ROCm/HIP build; the cuda toolchain needs a CUDA build of torch")
+elif not torch.cuda.is_available():
+    why = "a CPU-only build of torch" if info["cuda"] is None else "no CUDA device is visible (driver missing or CUDA_VISIBLE_DEVICES empty)"
+    info.update(device=None, reason=f"torch {torch.__version__}: torch.cuda.is_available() is False ({why})")
+else:
+    major, minor = torch.cuda.get_device_capability(0)
+    info.update(device=torch.cuda.get_device_name(0), capability=[major, minor], count=torch.cuda.device_count())
+print(json.dumps(info))
+"""
+
+
+class CudaToolchain(Toolchain):
+    name = "cuda"
+    extensions = (".cu", ".hip")
+    isa_family = "sass"
+
+    def __init__(self, arch: str | None = None, extra_flags: Sequence[str] = ()) -> None:
+        super().__init__(arch, extra_flags)
+        self._runtime: TorchDeviceRuntime | None = None
+
+    # ----- discovery --------------------------------------------------------------------
+    def nvcc(self) -> str | None:
+        return which("nvcc", NVCC_ENV)
+
+    def availability(self) -> Availability:
+        nvcc = self.nvcc()
+        if nvcc is None:
+            return Availability(Capability.UNAVAILABLE,
+                                f"nvcc not found (PATH, or ${NVCC_ENV}): install the CUDA toolkit, or "
+                                "`pip install nvidia-cuda-nvcc` and put its bin/ on PATH")
+        probe = device_probe()
+        arch, arch_note = self.target_arch(probe)
+        details: dict[str, Any] = {"nvcc": nvcc, "nvcc_version": self.identity(), "arch": arch, "arch_source": arch_note,
+                                   "cuobjdump": find_cuobjdump(), "hip_headers": str(find_hip_headers() or "")}
+        details.update({k: v for k, v in probe.items() if k in ("torch", "cuda", "device", "capability")})
+        if probe.get("device"):
+            return Availability(Capability.RUN, f"{nvcc} building for {arch} ({arch_note}) on {probe['device']}", details)
+        return Availability(Capability.COMPILE_ONLY,
+                            f"no CUDA device to run on: {probe.get('reason')}. Builds, SASS and resource checks still "
+                            f"run, for {arch} ({arch_note}); correctness and benchmark tests skip", details)
+
+    def target_arch(self, probe: dict[str, Any] | None = None) -> tuple[str, str]:
+        """(arch, where it came from). --dcuopt-arch wins; a non-NVIDIA arch there is ignored, and said so."""
+        note = ""
+        if self.arch:
+            normalized = normalize_arch(self.arch)
+            if normalized:
+                return normalized, "--dcuopt-arch"
+            note = f"--dcuopt-arch {self.arch} is not an NVIDIA architecture and is ignored by the cuda toolchain; "
+        probe = device_probe() if probe is None else probe
+        if probe.get("capability"):
+            major, minor = probe["capability"]
+            return f"sm_{major}{minor}", note + f"the device's compute capability {major}.{minor}"
+        return DEFAULT_ARCH, note + f"no device: the documented default {DEFAULT_ARCH}; set --dcuopt-arch to change it"
+
+    @functools.lru_cache(maxsize=1)
+    def identity(self) -> str:
+        nvcc = self.nvcc() or "nvcc"
+        result = run_tool([nvcc, "--version"], timeout=60)
+        version = [line for line in result.stdout.splitlines() if "release" in line or line.startswith("Build")]
+        shim = hashlib.sha256(SHIM.read_bytes()).hexdigest()[:12]
+        return f"{' | '.join(version) or nvcc} | shim {shim}"
+
+    def flags(self, arch: str) -> tuple[str, ...]:
+        return BASE_FLAGS + (f"-arch={arch}",) + self.extra_flags
+
+    # ----- build ------------------------------------------------------------------------
+    def build(self, source: Path, cache: BuildCache) -> Artifact:
+        nvcc = self.nvcc()
+        if nvcc is None:
+            raise ToolchainUnavailable(self.availability().reason)
+        arch, arch_note = self.target_arch()
+        flags = self.flags(arch)
+        header_args: tuple[str, ...] = ()
+        header_note = ""
+        if source.suffix == ".hip":
+            headers = compat_include_dir(nvcc, self.identity(), cache, arch)
+            header_args = HIP_FLAGS + ("-isystem", str(headers.include_dir))
+            header_note = headers.describe() + "\n"
+            flags = flags + (f"hip-headers:{headers.include_dir.parent.name}",)  # into the key only
+        key = cache.key(source, self.name, self.identity(), arch, flags)
+        started = time.perf_counter()
+        with cache.locked(key):
+            found = cache.lookup(key, "kernel.so")
+            if found is not None:
+                command = (found.parent / "command.txt").read_text()
+                log = (found.parent / "ptxas.txt").read_text()
+                return Artifact(self.name, source, found, arch, command, log, key, True, time.perf_counter() - started)
+            staging = cache.staging(key)
+            output = staging / "kernel.so"
+            command = [nvcc, *self.flags(arch), *header_args, "-o", output, source, SHIM]
+            result = run_tool(command, timeout=600)
+            if not result.ok:
+                shutil.rmtree(staging, ignore_errors=True)
+                raise CompileError(result, str(source))
+            final_dir = cache.entry(key)
+            line = result.command_line.replace(str(staging), str(final_dir))
+            (staging / "command.txt").write_text(line)
+            log = f"arch {arch} ({arch_note})\n{header_note}{result.stderr}"
+            (staging / "ptxas.txt").write_text(log)
+            (staging / "resources.json").write_text(json.dumps(
+                {k: v.to_json() for k, v in parse_ptxas(result.stderr).items()}, indent=1))
+            final = cache.publish(key, staging) / "kernel.so"
+        return Artifact(self.name, source, final, arch, line, log, key, False, time.perf_counter() - started)
+
+    # ----- ISA and resources ------------------------------------------------------------
+    def disassemble(self, artifact: Artifact) -> dict[str, str]:
+        """{function (demangled): SASS} from `cuobjdump --dump-sass`; cached beside the artifact.
+
+        Raises ToolchainUnavailable (naming the fix) when no cuobjdump is found.
+        """
+        from ..isa.sass import demangle, rename, split_sass
+
+        cached = artifact.path.parent / "sass.json"
+        if cached.is_file():
+            return json.loads(cached.read_text())
+        cuobjdump = find_cuobjdump()
+        if cuobjdump is None:
+            raise ToolchainUnavailable(cuobjdump_missing())
+        result = run_tool([cuobjdump, "--dump-sass", artifact.path], timeout=300)
+        if not result.ok:
+            raise ToolchainUnavailable(f"{result.command_line} failed (exit {result.returncode}): {result.stderr[-2000:]}")
+        functions = split_sass(result.stdout, artifact.arch)
+        named = {str(k): str(v) for k, v in rename(functions, demangle(functions)).items()}
+        _write_atomic(cached, json.dumps(named))
+        return named
+
+    def resource_usage(self, artifact: Artifact) -> dict[str, ResourceUsage]:
+        """{function (demangled): registers, shared memory, stack, spill bytes} from the build's `ptxas -v` report."""
+        from ..isa.sass import demangle, parse_resource_usage, rename
+
+        report = artifact.path.parent / "ptxas.txt"
+        if report.is_file():
+            usage = parse_ptxas(report.read_text())
+        else:  # an artifact built elsewhere: ask cuobjdump (SHARED there includes the system's reserve)
+            cuobjdump = find_cuobjdump()
+            if cuobjdump is None:
+                raise ToolchainUnavailable(f"{artifact.path} has no ptxas report beside it and {cuobjdump_missing()}")
+            result = run_tool([cuobjdump, "--dump-resource-usage", artifact.path], timeout=120)
+            usage = parse_resource_usage(result.stdout)
+        names = demangle(usage)
+        return {name: ResourceUsage(**{**value.__dict__, "function": name})
+                for name, value in rename(usage, names).items() if isinstance(value, ResourceUsage)}
+
+    # ----- worker side ------------------------------------------------------------------
+    def runtime(self) -> Runtime:
+        if self._runtime is None:
+            self._runtime = TorchDeviceRuntime()
+        return self._runtime
+
+    def load(self, artifact: Artifact, params: Sequence[Param]) -> Any:
+        library = ctypes.CDLL(str(artifact.path))
+        entry = library.solve
+        entry.argtypes = ctypes_signature(params)
+        entry.restype = None
+        errors = ShimErrors(library)
+        runtime = self.runtime()
+        if isinstance(runtime, TorchDeviceRuntime):
+            runtime.attach_errors(errors)
+        return CheckedCAbiLoaded(params, entry, errors)
+
+
+class ShimErrors(ErrorSource):
+    """The kernel library's own CUDA runtime, through the functions of `cuda_shim.cu`."""
+
+    def __init__(self, library: ctypes.CDLL) -> None:
+        self._last = library.dcuopt_cuda_get_last_error
+        self._sync = library.dcuopt_cuda_device_synchronize
+        self._name = library.dcuopt_cuda_error_name
+        self._text = library.dcuopt_cuda_error_string
+        for function in (self._last, self._sync):
+            function.restype, function.argtypes = ctypes.c_int, []
+        for function in (self._name, self._text):
+            function.restype, function.argtypes = ctypes.c_char_p, [ctypes.c_int]
+
+    def last_error(self) -> int:
+        return int(self._last())
+
+    def synchronize(self) -> int:
+        return int(self._sync())
+
+    def name(self, code: int) -> str:
+        return (self._name(code) or b"?").decode()
+
+    def text(self, code: int) -> str:
+        return (self._text(code) or b"?").decode()
+
+
+class CheckedCAbiLoaded:
+    """Like cpu.CAbiLoaded, but every `solve` call is followed by the library's cudaGetLastError."""
+
+    def __init__(self, params: Sequence[Param], entry: Any, errors: ShimErrors) -> None:
+        self.params = tuple(params)
+        self.entry = entry
+        self.errors = errors
+
+    def bind(self, spec: BindSpec, runtime: Runtime) -> CAbiBinding:
+        return CAbiBinding(self.params, spec, runtime, checked_entry(self.entry, self.errors))
+
+
+def checked_entry(entry: Callable[..., None], errors: ErrorSource) -> Callable[..., None]:
+    def solve(*args: Any) -> None:
+        entry(*args)
+        code = errors.last_error()
+        if code:
+            raise CudaError.from_code(code, errors, "right after calling solve() (a launch error: bad grid/block "
+                                                    "size, too much shared memory, or an earlier fault)")
+    return solve
+
+
+# ----- helpers ---------------------------------------------------------------------------
+def normalize_arch(text: str) -> str | None:
+    """'sm_90', 'sm90', '90', 'compute_90', 'sm_90a' -> 'sm_90' / 'sm_90a'; anything else -> None."""
+    match = _ARCH_RE.match(text.strip().lower())
+    return f"sm_{match.group('num')}{match.group('suffix')}" if match else None
+
+
+@functools.lru_cache(maxsize=1)
+def device_probe() -> dict[str, Any]:
+    """What a fresh Python with this interpreter's torch sees (name, compute capability), as a dict."""
+    result = run_tool([sys.executable, "-c", _PROBE_SCRIPT], timeout=180)
+    lines = [line for line in result.stdout.splitlines() if line.startswith("{")]
+    if not result.ok or not lines:
+        return {"device": None, "reason": f"probing the device with torch failed (exit {result.returncode}): "
+                                          f"{(result.stderr or result.stdout)[-500:]}"}
+    return json.loads(lines[-1])
+
+
+def find_cuobjdump() -> str | None:
+    """$DCUOPT_CUOBJDUMP, PATH, the pip wheel nvidia-cuda-cuobjdump, or the copy inside the triton wheel."""
+    found = which("cuobjdump", CUOBJDUMP_ENV)
+    if found:
+        return found
+    for package, relative in (("nvidia.cu13", "bin/cuobjdump"), ("nvidia.cuda_cuobjdump", "bin/cuobjdump"),
+                              ("triton", "backends/nvidia/bin/cuobjdump")):
+        try:
+            spec = importlib.util.find_spec(package)
+        except (ImportError, ValueError):
+            continue
+        for location in (spec.submodule_search_locations or []) if spec else []:
+            candidate = Path(location) / relative
+            if candidate.is_file() and os.access(candidate, os.X_OK):
+                return str(candidate)
+    return None
+
+
+def cuobjdump_missing() -> str:
+    return (f"cuobjdump was not found (${CUOBJDUMP_ENV}, PATH, the nvidia-cuda-cuobjdump wheel, the triton wheel); "
+            "install it with `pip install nvidia-cuda-cuobjdump` (no GPU or toolkit needed)")
+
+
+def parse_ptxas(text: str) -> dict[str, ResourceUsage]:
+    from ..isa.sass import parse_ptxas_verbose
+
+    return parse_ptxas_verbose(text)
+
+
+def hip_headers_reason() -> str | None:
+    """None when `.hip` sources can be built for NVIDIA here, else why not."""
+    return None if find_hip_headers() else missing_reason()
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    temporary = path.with_name(f".{path.name}.{os.getpid()}")
+    temporary.write_text(text)
+    os.replace(temporary, path)

@@ -1,0 +1,269 @@
+"""Runtime for kernels that run on a GPU through torch's device API (CUDA, or HIP in a ROCm/DTK torch).
+
+`TorchDeviceRuntime(device_index=0)` is the whole constructor: buffers are torch tensors on
+`cuda:<device_index>` (torch calls HIP devices `cuda` too), pointers are `data_ptr()`, timing is
+`timing.device.measure_device` with a `TorchBackend`. A toolchain that loads a C ABI library may
+`attach_errors(source)` an `ErrorSource` that reads the library's own runtime errors (the `cuda`
+toolchain does; a `hip` toolchain can pass one built on hipGetLastError). Without one, errors are
+still caught at every synchronize, through torch, and named from torch's message.
+
+Streams: a C ABI `solve` that launches with `<<<grid, block>>>` (or `hipLaunchKernelGGL(..., 0, 0, ...)`)
+uses the legacy default stream (handle 0). So does torch, unless a `torch.cuda.stream(...)` context
+is active; `measure` refuses to time on any other current stream, because the events would then be
+recorded on a stream the kernel does not use. A kernel that launches on a stream of its own that is
+*blocking* (created without cudaStreamNonBlocking, or the per-thread default stream) is still
+bracketed correctly: the legacy default stream waits for, and is waited on by, every blocking stream.
+A kernel that launches on a non-blocking stream is not, and must not be timed this way.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from ..errors import DcuOptError
+from ..timing.device import TorchBackend, measure_device, rotation_sets
+from ..timing.policy import Samples, TimingPolicy
+from .base import Runtime
+
+# Errors after which the CUDA context is unusable (the process must go): cudaError_t codes.
+STICKY_CUDA_ERRORS = {
+    700: "cudaErrorIllegalAddress", 701: "cudaErrorLaunchOutOfResources", 702: "cudaErrorLaunchTimeout",
+    710: "cudaErrorAssert", 714: "cudaErrorHardwareStackError", 715: "cudaErrorIllegalInstruction",
+    716: "cudaErrorMisalignedAddress", 717: "cudaErrorInvalidAddressSpace", 718: "cudaErrorInvalidPc",
+    719: "cudaErrorLaunchFailure", 999: "cudaErrorUnknown",
+}
+STICKY_NOT_REALLY = {701}  # out of resources is a launch error, not sticky
+# torch's wording of a runtime error -> its name (for runtimes without an ErrorSource).
+_TORCH_WORDS = {
+    "an illegal memory access was encountered": "cudaErrorIllegalAddress",
+    "misaligned address": "cudaErrorMisalignedAddress",
+    "unspecified launch failure": "cudaErrorLaunchFailure",
+    "device-side assert triggered": "cudaErrorAssert",
+    "an illegal instruction was encountered": "cudaErrorIllegalInstruction",
+    "too many resources requested for launch": "cudaErrorLaunchOutOfResources",
+    "invalid configuration argument": "cudaErrorInvalidConfiguration",
+    "out of memory": "cudaErrorMemoryAllocation",
+}
+
+
+class CudaError(DcuOptError):
+    """A CUDA (or HIP) runtime error, named. `fatal` errors left the context unusable: the worker exits."""
+
+    def __init__(self, name: str, code: int | None, text: str, when: str, fatal: bool) -> None:
+        self.name, self.code, self.text, self.when, self.fatal = name, code, text, when, fatal
+        code_part = f" ({code})" if code is not None else ""
+        consequence = (" The context is now unusable, so this branch's worker process exits and the next call starts "
+                       "a fresh one." if fatal else "")
+        super().__init__(f"{name}{code_part}: {text}, {when}.{consequence} Run the branch under compute-sanitizer "
+                         "(memcheck) to find the faulting access.")
+
+    @classmethod
+    def from_code(cls, code: int, source: ErrorSource, when: str) -> CudaError:
+        fatal = code in STICKY_CUDA_ERRORS and code not in STICKY_NOT_REALLY
+        return cls(source.name(code), code, source.text(code), when, fatal)
+
+    @classmethod
+    def from_torch(cls, exc: BaseException, when: str) -> CudaError:
+        message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        lowered = message.lower()
+        name = next((n for words, n in _TORCH_WORDS.items() if words in lowered), None)
+        found = re.search(r"(cuda|hip)(Error\w+)", message)
+        if found:
+            name = found.group(1) + found.group(2)
+        return cls(name or "CUDA error", None, message, when, fatal=name != "cudaErrorMemoryAllocation")
+
+
+class ErrorSource:
+    """A runtime's error state: last error, a synchronize that returns a code, names and texts."""
+
+    def last_error(self) -> int:
+        return 0
+
+    def synchronize(self) -> int:
+        return 0
+
+    def name(self, code: int) -> str:
+        return f"error {code}"
+
+    def text(self, code: int) -> str:
+        return "unknown"
+
+
+class DeviceBuffer:
+    """A device tensor holding the raw bytes of a host array (any dtype, bf16 as its uint16 bits)."""
+
+    __slots__ = ("tensor", "dtype", "count")
+
+    def __init__(self, tensor: Any, dtype: np.dtype[Any], count: int) -> None:
+        self.tensor, self.dtype, self.count = tensor, dtype, count
+
+
+class TorchDeviceRuntime(Runtime):
+    """Buffers, synchronisation, errors and device timing on `torch.device("cuda", device_index)`."""
+
+    def __init__(self, device_index: int = 0) -> None:
+        import torch
+
+        self.torch = torch
+        if not torch.cuda.is_available():
+            raise DcuOptError("torch.cuda.is_available() is False in the worker: no GPU to run on "
+                              f"(torch {torch.__version__}); the toolchain should have reported compile-only.")
+        torch.cuda.set_device(device_index)
+        self.device = torch.device("cuda", device_index)
+        self.device_name = torch.cuda.get_device_name(device_index)
+        self.api = "hip" if getattr(torch.version, "hip", None) else "cuda"
+        self.errors: ErrorSource | None = None
+        self._backend: TorchBackend | None = None
+        self._nvml: Any = _nvml_handle(device_index) if self.api == "cuda" else None
+
+    def attach_errors(self, source: ErrorSource) -> None:
+        self.errors = source
+
+    # ----- memory -----------------------------------------------------------------------
+    def upload(self, array: np.ndarray) -> DeviceBuffer:
+        raw = np.ascontiguousarray(array).view(np.uint8)
+        tensor = self.torch.from_numpy(raw.copy()).to(self.device)
+        self.check("after copying a buffer to the device")
+        return DeviceBuffer(tensor, array.dtype, array.size)
+
+    def download(self, buffer: DeviceBuffer) -> np.ndarray:
+        self.synchronize()
+        return buffer.tensor.cpu().numpy().view(buffer.dtype).copy()
+
+    def write(self, buffer: DeviceBuffer, array: np.ndarray) -> None:
+        raw = np.ascontiguousarray(array).view(np.uint8)
+        buffer.tensor.copy_(self.torch.from_numpy(raw.copy()))
+        self.check("after writing a buffer on the device")
+
+    def pointer(self, buffer: DeviceBuffer) -> int:
+        return int(buffer.tensor.data_ptr())
+
+    # ----- errors -----------------------------------------------------------------------
+    def synchronize(self) -> None:
+        self.check("at synchronize after the kernel ran (an asynchronous fault inside the kernel)", sync=True)
+
+    def check(self, when: str, sync: bool = False) -> None:
+        """Raise CudaError if the library's runtime or torch reports an error."""
+        if self.errors is not None:
+            code = self.errors.synchronize() if sync else self.errors.last_error()
+            if code:
+                raise CudaError.from_code(code, self.errors, when)
+        if sync:
+            try:
+                self.torch.cuda.synchronize(self.device)
+            except RuntimeError as exc:
+                raise CudaError.from_torch(exc, when) from None
+
+    # ----- timing -----------------------------------------------------------------------
+    def backend(self) -> TorchBackend:
+        if self._backend is None:
+            self._backend = TorchBackend(self.torch, self.device, telemetry=self.telemetry)
+        return self._backend
+
+    def rotation_sets(self, working_set_bytes: int) -> int:
+        """How many input sets `measure_sets` wants for a working set of this size (1 = no rotation)."""
+        return rotation_sets(working_set_bytes, self.backend().l2_bytes)
+
+    def measure(self, launch: Callable[[], Any], policy: TimingPolicy) -> Samples:
+        return self.measure_sets([launch], policy)
+
+    def measure_sets(self, launches: Sequence[Callable[[], Any]], policy: TimingPolicy,
+                     working_set_bytes: int = 0) -> Samples:
+        current = self.torch.cuda.current_stream(self.device)
+        if int(current.cuda_stream) != 0:
+            raise DcuOptError(f"the current torch stream is {current} (handle {current.cuda_stream:#x}), not the legacy "
+                              "default stream that a C ABI solve() launches on; the events would not bracket the "
+                              "kernel. Do not time inside a torch.cuda.stream(...) context.")
+        self.synchronize()
+        samples = measure_device(list(launches), policy, self.backend(), working_set_bytes)
+        self.synchronize()
+        samples.extra["device"] = self.device_name
+        return samples
+
+    # ----- facts ------------------------------------------------------------------------
+    def telemetry(self) -> dict[str, Any]:
+        """Clocks, temperature, power and throttle reasons now, where readable (NVML, else torch's helpers)."""
+        found: dict[str, Any] = {}
+        if self._nvml is not None:
+            found.update(_nvml_read(*self._nvml))
+        if "sm_clock_mhz" not in found:
+            for key, getter in (("sm_clock_mhz", "clock_rate"), ("temperature_c", "temperature"),
+                                ("power_mw", "power_draw")):
+                try:
+                    found[key] = getattr(self.torch.cuda, getter)(self.device)
+                except Exception:  # noqa: BLE001 - optional readings (needs pynvml / amdsmi)
+                    continue
+        return found
+
+    def describe(self) -> dict[str, Any]:
+        torch = self.torch
+        properties = torch.cuda.get_device_properties(self.device)
+        facts: dict[str, Any] = {
+            "device": self.device_name, "api": self.api, "timer": f"{self.api} events (timing.device)",
+            "torch": torch.__version__, "runtime_version": torch.version.hip if self.api == "hip" else torch.version.cuda,
+            "multiprocessors": getattr(properties, "multi_processor_count", None),
+            "l2_bytes": getattr(properties, "L2_cache_size", None),
+            "memory_bytes": getattr(properties, "total_memory", None),
+            "arch": (getattr(properties, "gcnArchName", None) if self.api == "hip"
+                     else f"sm_{properties.major}{properties.minor}"),
+        }
+        if self._nvml is not None:
+            facts.update(_nvml_static(*self._nvml))
+        facts.update(self.telemetry())
+        return {k: v for k, v in facts.items() if v is not None}
+
+
+def _nvml_handle(index: int) -> tuple[Any, Any] | None:
+    try:
+        import pynvml  # nvidia-ml-py
+
+        pynvml.nvmlInit()
+        import os
+
+        visible = os.environ.get("CUDA_VISIBLE_DEVICES", "")
+        physical = int(visible.split(",")[index]) if visible and visible.split(",")[index].strip().isdigit() else index
+        return pynvml, pynvml.nvmlDeviceGetHandleByIndex(physical)
+    except Exception:  # noqa: BLE001 - NVML is optional
+        return None
+
+
+def _nvml_read(pynvml: Any, handle: Any) -> dict[str, Any]:
+    found: dict[str, Any] = {}
+    for key, call in (("sm_clock_mhz", lambda: pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_SM)),
+                      ("mem_clock_mhz", lambda: pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_MEM)),
+                      ("temperature_c", lambda: pynvml.nvmlDeviceGetTemperature(handle, pynvml.NVML_TEMPERATURE_GPU)),
+                      ("power_mw", lambda: pynvml.nvmlDeviceGetPowerUsage(handle)),
+                      ("throttle_reasons", lambda: _throttle_names(pynvml, pynvml.nvmlDeviceGetCurrentClocksEventReasons(handle)
+                                                                   if hasattr(pynvml, "nvmlDeviceGetCurrentClocksEventReasons")
+                                                                   else pynvml.nvmlDeviceGetCurrentClocksThrottleReasons(handle)))):
+        try:
+            found[key] = call()
+        except Exception:  # noqa: BLE001
+            continue
+    return found
+
+
+def _nvml_static(pynvml: Any, handle: Any) -> dict[str, Any]:
+    found: dict[str, Any] = {}
+    for key, call in (("driver", lambda: pynvml.nvmlSystemGetDriverVersion()),
+                      ("max_sm_clock_mhz", lambda: pynvml.nvmlDeviceGetMaxClockInfo(handle, pynvml.NVML_CLOCK_SM)),
+                      ("max_mem_clock_mhz", lambda: pynvml.nvmlDeviceGetMaxClockInfo(handle, pynvml.NVML_CLOCK_MEM)),
+                      ("power_limit_mw", lambda: pynvml.nvmlDeviceGetEnforcedPowerLimit(handle))):
+        try:
+            value = call()
+            found[key] = value.decode() if isinstance(value, bytes) else value
+        except Exception:  # noqa: BLE001
+            continue
+    return found
+
+
+def _throttle_names(pynvml: Any, mask: int) -> list[str]:
+    names = []
+    for attribute in dir(pynvml):
+        if attribute.startswith(("nvmlClocksThrottleReason", "nvmlClocksEventReason")) and not attribute.endswith(("All", "None")):
+            bit = getattr(pynvml, attribute)
+            if isinstance(bit, int) and bit and mask & bit:
+                names.append(attribute.split("Reason", 1)[1])
+    return sorted(set(names)) or ["none"]
