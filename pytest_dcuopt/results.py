@@ -73,7 +73,8 @@ def rank_branches(records: Iterable[BranchRecord]) -> dict[str, Any]:
     """
     by_name = {r.branch: r for r in records}
     baseline = by_name.get("baseline")
-    base = summary_of(baseline) if baseline is not None and baseline.correct else None
+    # correct=None with a timing means: checked at the default dims only (the correctness test did not run).
+    base = summary_of(baseline) if baseline is not None and baseline.correct is not False else None
     entries: dict[str, Any] = {}
     candidates: list[tuple[float, str]] = []
     for name, record in by_name.items():
@@ -88,7 +89,7 @@ def rank_branches(records: Iterable[BranchRecord]) -> dict[str, Any]:
             entry["beats_baseline"] = ab["ci95_ms"][1] < ab["baseline_ci95_ms"][0]
         entries[name] = entry
         eligible = entry["beats_baseline"] or name == "baseline" or base is None
-        if record.correct and mine is not None and eligible:
+        if record.correct is not False and mine is not None and eligible:
             candidates.append((mine.median_ms, name))
     champion = min(candidates)[1] if candidates else None
     return {"branches": entries, "champion": champion,
