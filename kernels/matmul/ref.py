@@ -1,0 +1,35 @@
+"""Reference for ``c[M, N] = a[M, K] @ b[K, N]`` (row-major, dims M, N, K)."""
+
+import pytest
+
+shapes = {"a": ("M", "K"), "b": ("K", "N"), "c": ("M", "N")}
+
+dim_ranges = {"M": (1, 70), "N": (1, 70), "K": (1, 70)}
+
+inputs = {
+    "a": ("normal", 0.0, 1.0),
+    "b": ("normal", 0.0, 1.0),
+}
+
+
+def reference(a, b, c, M, N, K):
+    c.copy_(a @ b)
+
+
+def flops(M, N, K):
+    return 2 * M * N * K  # one multiply + one add per (i, j, k)
+
+
+def bytes_moved(M, N, K):
+    return 4 * (M * K + K * N + M * N)  # read a, b once; write c once (float32)
+
+
+# ISA expectations, checked by test_isa_<toolchain>[<branch>] from a build alone; see docs/isa.md.
+branch_marks = {
+    "hip_lds_tiled": [pytest.mark.isa(
+        family="amdgcn", methods=["memory.lds_tiling"], require=[r"\bs_barrier\b"], max_spills=0,
+        reason="tiles staged in LDS (ds_write + ds_read) between barriers, without spilling")],
+    "smem_tiled": [pytest.mark.isa(
+        family="sass", methods=["memory.lds_tiling"], max_spills=0,
+        reason="tiles staged in shared memory (STS + LDS), without spilling")],
+}

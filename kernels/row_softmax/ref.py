@@ -1,0 +1,36 @@
+"""Reference for a numerically stable row softmax: ``y[i, :] = softmax(x[i, :])``."""
+
+import pytest
+import torch
+
+shapes = {"x": ("M", "N"), "y": ("M", "N")}
+
+dim_ranges = {"M": (1, 40), "N": (1, 300)}
+
+# std 4 gives rows whose exponents span ~30 units, so a kernel that forgets to
+# subtract the row max or mishandles small terms is noticed.
+inputs = {"x": ("normal", 0.0, 4.0)}
+
+
+def reference(x, y, M, N):
+    y.copy_(torch.softmax(x, dim=1))
+
+
+def flops(M, N):
+    # per element: max, subtract, exp (counted as 1), sum, scale
+    return 5 * M * N
+
+
+def bytes_moved(M, N):
+    return 4 * 2 * M * N  # read x once, write y once (float32)
+
+
+# ISA expectations, checked by test_isa_<toolchain>[<branch>] from a build alone; see docs/isa.md.
+branch_marks = {
+    "hip_block_row": [
+        pytest.mark.isa(family="amdgcn", methods=["compute.fast_math_intrinsics", "latency.wavefront_shuffle_ds_bpermute"],
+                        max_spills=0, reason="__expf must be the hardware v_exp_f32; reductions use shuffles"),
+        pytest.mark.isa(family="sass", methods=["compute.fast_math_intrinsics"],
+                        reason="__expf must be the hardware MUFU.EX2"),
+    ],
+}
