@@ -90,9 +90,9 @@ class IsolatedKernel:
     def _raise_dead(self, what: str) -> None:
         assert self._proc is not None
         code = self._proc.wait(timeout=10)
-        cause = f"signal {signal.Signals(-code).name}" if code < 0 else f"exit status {code}"
+        self.close()
+        cause = f"signal {_signal_name(-code)}" if code < 0 else f"exit status {code}"
         tail = self.log_tail()
-        self._proc = None
         raise KernelCrashed(f"{self.spec.label}: the kernel's worker process died with {cause} while {what}. "
                             f"A crash here usually means an out-of-bounds access or a null pointer.\n"
                             f"worker log ({self.spec.log_path}):\n{tail}")
@@ -122,3 +122,10 @@ class IsolatedKernel:
             except OSError:
                 pass
         self._proc = None
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return str(number)

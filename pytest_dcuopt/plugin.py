@@ -1,6 +1,7 @@
 """pytest entry point (`pytest11: dcuopt`). Kept thin: options, markers, collection, the session object."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any, Generator
 
@@ -11,6 +12,7 @@ from .options import Options, add_options
 
 SESSION_KEY = pytest.StashKey["DcuOptSession"]()
 RECORDS_KEY = "dcuopt_records"
+ISA_KEY = "dcuopt_isa_checks"
 
 
 class SampleClock:
@@ -81,6 +83,17 @@ def pytest_testnodedown(node: Any, error: Any) -> None:
     payload = getattr(node, "workeroutput", {}).get(RECORDS_KEY)
     if payload:
         node.config.stash[SESSION_KEY].merge_records(payload)
+    isa_checks = getattr(node, "workeroutput", {}).get(ISA_KEY)
+    if isa_checks:
+        node.config.stash[SESSION_KEY].isa_checks.extend(json.loads(isa_checks))
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """An `isa` mark only means something on a kernel case's generated tests; elsewhere it is an error."""
+    if item.get_closest_marker(markers.ISA_MARKER) is not None and item.get_closest_marker(markers.CASE_MARKER) is None:
+        pytest.fail(f"{item.nodeid}: the isa mark applies to kernel cases only (it checks a built branch's ISA). Put it "
+                    "in the case's ref.py as `pytestmark = [pytest.mark.isa(...)]` or in "
+                    "`branch_marks = {'<branch>': [pytest.mark.isa(...)]}`; see docs/isa.md.", pytrace=False)
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -93,6 +106,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> Generator[
     workeroutput = getattr(session.config, "workeroutput", None)
     if workeroutput is not None:  # an xdist worker: hand records to the controller
         workeroutput[RECORDS_KEY] = dcuopt.export_records()
+        workeroutput[ISA_KEY] = json.dumps(dcuopt.isa_checks, default=str)
     elif dcuopt.records:
         dcuopt.finish(int(exitstatus))
 
@@ -106,3 +120,5 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         terminalreporter.write_line(line)
     terminalreporter.write_line(f"state: {dcuopt.options.run_dir / 'state.json'}")
     terminalreporter.write_line(f"summary: {dcuopt.options.run_dir / 'summary.md'}")
+    if dcuopt.isa_checks:
+        terminalreporter.write_line(f"isa checks: {dcuopt.options.run_dir / 'isa_check.json'}")

@@ -32,6 +32,7 @@ class BranchRecord:
     error: dict[str, Any] | None = None
     skipped: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    isa: dict[str, Any] | None = None  # ISA verdicts (isa/runner.py record_summary); details in isa_check.json
 
     @property
     def key(self) -> tuple[str, str, str]:

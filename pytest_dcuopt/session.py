@@ -148,7 +148,8 @@ class DcuOptSession:
         if failure is not None:
             variant.failed_correctness = True
             variant.record.correct = False
-            variant.record.failure = variant.last_failure
+            variant.record.failure = variant.last_failure or {
+                "dims": dict(variant.case.dims), "seed": 0, "message": failure, "reproduce": f"pytest '{nodeid}'"}
             pytest.fail(failure, pytrace=False)
         variant.record.correct = True
 

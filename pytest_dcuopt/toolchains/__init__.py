@@ -19,6 +19,7 @@ BUILTIN: dict[str, str] = {
     "cpu": "pytest_dcuopt.toolchains.cpu:CpuToolchain",
     "python": "pytest_dcuopt.toolchains.python:PythonToolchain",
     "cuda": "pytest_dcuopt.toolchains.cuda:CudaToolchain",
+    "hip": "pytest_dcuopt.toolchains.hip:HipToolchain",
 }
 
 

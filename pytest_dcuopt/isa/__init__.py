@@ -1,0 +1,1 @@
+"""ISA inspection: per-vendor disassembly splitting and parsing (`sass.py` for NVIDIA)."""

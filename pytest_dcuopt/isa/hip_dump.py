@@ -1,0 +1,124 @@
+"""Per-function ISA and resources of a hipcc-built shared object (see toolchains/hip.py).
+
+Order: dccobjdump when DTK is installed, else llvm-objdump on the code object taken out of the
+.so; if that fails or shows no instructions, the device assembly from `hipcc -save-temps`. Every
+failure is kept in `IsaDump.errors` and every fallback in `IsaDump.notes`, so a verdict can say
+which tool its evidence came from.
+"""
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..tool import run_tool
+from . import amdgcn, elf
+from .dcu import run_dccobjdump, split_listing
+from .functions import split_asm, split_objdump
+from .lines import parse_amdgcn
+from .model import IsaDump
+
+if TYPE_CHECKING:
+    from ..toolchains.base import Artifact
+    from ..toolchains.hip import HipToolchain
+
+
+def dump_hip_artifact(toolchain: HipToolchain, artifact: Artifact) -> IsaDump:
+    from ..toolchains.hip import find_dccobjdump, find_llvm_objdump
+
+    dump = IsaDump(toolchain.isa_family_for(artifact.arch), artifact.arch, tool="")
+    code_objects = _code_objects(artifact, dump)
+    metadata = {}
+    for blob in code_objects.values():
+        try:
+            metadata.update(amdgcn.metadata_resources(blob))
+        except elf.ElfError as exc:
+            dump.notes.append(f"code object metadata unreadable ({exc}); resources from the build remarks only")
+    dump.resources = amdgcn.merge_resources(metadata, amdgcn.remark_resources(artifact.log))
+    dcc = find_dccobjdump()
+    if dcc is not None:
+        _with_dccobjdump(dcc, artifact, dump)
+    else:
+        _with_llvm_objdump(find_llvm_objdump(toolchain.identity()), artifact, code_objects, dump)
+    if not _instruction_count(dump):
+        _with_save_temps(toolchain, artifact, dump)
+    return dump
+
+
+def _instruction_count(dump: IsaDump) -> int:
+    return sum(len(parse_amdgcn(text)) for text in dump.functions.values())
+
+
+def _code_objects(artifact: Artifact, dump: IsaDump) -> dict[str, bytes]:
+    try:
+        return amdgcn.code_objects(artifact.path.read_bytes(), artifact.arch)
+    except (OSError, elf.ElfError) as exc:
+        dump.errors.append(f"reading the code object out of {artifact.path} failed: {exc}")
+        return {}
+
+
+def _with_dccobjdump(tool: str, artifact: Artifact, dump: IsaDump) -> None:
+    result, text = run_dccobjdump(tool, artifact.path, artifact.arch)
+    dump.tool = result.command_line
+    if not result.ok:
+        dump.errors.append(f"dccobjdump failed (exit {result.returncode}): {result.stderr.strip()[-1500:]}")
+    dump.functions = split_listing(text)
+    if not _instruction_count(dump):
+        dump.errors.append("dccobjdump printed no instructions (a known DTK behaviour for some code objects, "
+                           "e.g. when it writes .ISA side files elsewhere or sees only the host ELF)")
+
+
+def _with_llvm_objdump(tool: str | None, artifact: Artifact, code_objects: dict[str, bytes], dump: IsaDump) -> None:
+    if tool is None:
+        dump.errors.append("no llvm-objdump found (looked for $DCUOPT_LLVM_OBJDUMP, llvm-objdump-<hipcc's clang "
+                           "version>, $ROCM_PATH/llvm/bin, /opt/dtk/llvm/bin, /opt/rocm/llvm/bin, PATH); install "
+                           "llvm (e.g. `apt-get install llvm-15`)")
+        return
+    commands = []
+    for triple, blob in code_objects.items():
+        path = _persist(artifact.path.parent / f"kernel-{triple.rsplit('-', 1)[-1].replace(':', '_')}.co", blob)
+        result = run_tool([tool, "-d", path], timeout=300)
+        commands.append(result.command_line)
+        if not result.ok:
+            dump.errors.append(f"llvm-objdump failed (exit {result.returncode}): {result.stderr.strip()[-1500:]}")
+            continue
+        dump.functions.update(split_objdump(result.stdout))
+    dump.tool = "; ".join(commands)
+
+
+def _with_save_temps(toolchain: HipToolchain, artifact: Artifact, dump: IsaDump) -> None:
+    """The fallback: the device assembly that the same compiler and flags produce (`-save-temps`)."""
+    from ..toolchains.hip import HIP_ENV, save_temps_assembly
+
+    assert artifact.arch is not None
+    reason = dump.errors[-1] if dump.errors else "the disassembler produced no instructions"
+    with tempfile.TemporaryDirectory(prefix="dcuopt_hip_save_temps_") as scratch:
+        command = toolchain.save_temps_command(artifact.source.resolve(), artifact.arch, Path(scratch) / "kernel.so")
+        result = run_tool(command, timeout=600, cwd=scratch, env=HIP_ENV)
+
+        assembly = save_temps_assembly(Path(scratch), artifact.arch)
+        if not result.ok or assembly is None:
+            dump.errors.append(f"the -save-temps fallback failed too (exit {result.returncode}; "
+                               f"{'no device .s was written' if assembly is None else 'see stderr'}): "
+                               f"{result.stderr.strip()[-1500:]}")
+            return
+        kept = _persist(artifact.path.parent / assembly.name, assembly.read_bytes())
+    text = kept.read_text(errors="replace")
+    dump.functions = split_asm(text)
+    dump.resources = amdgcn.merge_resources(dump.resources, amdgcn.asm_resources(dump.functions, text))
+    dump.tool = (f"{dump.tool}; fallback: {result.command_line}" if dump.tool else f"fallback: {result.command_line}")
+    dump.notes.append(f"FALLBACK: {reason}. The ISA checked here is the device assembly {kept.name} from "
+                      "`hipcc -save-temps` with the same compiler and flags, not a disassembly of the built binary")
+
+
+def _persist(path: Path, data: bytes) -> Path:
+    """Keep evidence beside the artifact in the build cache (atomic: concurrent workers may race)."""
+    if path.exists() and path.stat().st_size == len(data):
+        return path
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(data)
+    os.replace(tmp, path)
+    return path
+

@@ -1,0 +1,88 @@
+"""The ISA model shared by every family: instructions, per-function dumps, and where they came from.
+
+A dump is always scoped per function: `IsaDump.functions` maps a symbol to the text of that
+function only (the `Toolchain.disassemble` contract). Checks never read the tool's whole
+output, so symbol tables, resource listings or error text cannot satisfy a pattern.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from ..toolchains.base import ResourceUsage
+
+#: Every ISA family the project can produce. "dcu" is Hygon's gfx9-derived AMDGCN (gfx92x/93x/94x):
+#: the same syntax, plus MMAC / matrix-read instructions upstream AMD parts do not have.
+FAMILIES: tuple[str, ...] = ("x86", "amdgcn", "dcu", "sass")
+
+#: A mark written for a family also applies to these families (a Hygon DCU runs AMDGCN code).
+FAMILY_COVERS: Mapping[str, tuple[str, ...]] = {"x86": ("x86",), "amdgcn": ("amdgcn", "dcu"), "dcu": ("dcu",),
+                                                "sass": ("sass",)}
+
+#: A function that the dump could not separate from the rest of the code object.
+UNSPLIT = "<unsplit>"
+
+_CXX_ARGS_RE = re.compile(r"\(.*\)\s*(?:const)?\s*$")
+_TEMPLATE_RE = re.compile(r"<[^<>]*>")
+
+
+@dataclass(frozen=True)
+class Instruction:
+    """One machine instruction as the disassembler printed it, without address, encoding or comment."""
+
+    mnemonic: str  # lower case for x86/AMDGCN; as printed (upper case, with modifiers) for SASS
+    text: str  # normalised "mnemonic operands" (a SASS predicate is kept in front)
+    line: int  # 1-based line number inside the function's text
+
+    def __str__(self) -> str:
+        return self.text
+
+
+@dataclass
+class IsaDump:
+    """Per-function ISA of one artifact, plus everything needed to judge how far to trust it."""
+
+    family: str
+    arch: str | None
+    tool: str  # the exact command line(s) that produced the text, "; "-separated
+    functions: dict[str, str] = field(default_factory=dict)
+    resources: dict[str, ResourceUsage] = field(default_factory=dict)
+    errors: list[str] = field(default_factory=list)  # tool failures: a dump with errors is never trusted blindly
+    notes: list[str] = field(default_factory=list)  # degradations said aloud (fallbacks, unsplit dumps)
+    demangled: dict[str, str] = field(default_factory=dict)  # symbol -> demangled name
+    recorded: bool = False  # True when the text is a recorded sample, not this machine's tool output
+
+    @property
+    def split(self) -> bool:
+        """Whether the dump has real function boundaries."""
+        return bool(self.functions) and UNSPLIT not in self.functions
+
+    def display_name(self, symbol: str) -> str:
+        return self.demangled.get(symbol, symbol)
+
+    def to_json(self, include_text: bool = True) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "family": self.family, "arch": self.arch, "tool": self.tool, "recorded": self.recorded,
+            "errors": list(self.errors), "notes": list(self.notes),
+            "functions": sorted(self.functions), "demangled": dict(self.demangled),
+            "resources": {name: usage.to_json() for name, usage in sorted(self.resources.items())},
+        }
+        if include_text:
+            data["text"] = {name: _clip(text) for name, text in sorted(self.functions.items())}
+        return data
+
+
+def base_name(demangled: str) -> str:
+    """`ns::vadd4<float>(float const*, int)` -> `vadd4`: the bare function name a person would type."""
+    name = _CXX_ARGS_RE.sub("", demangled)
+    previous = None
+    while previous != name:
+        previous, name = name, _TEMPLATE_RE.sub("", name)
+    return name.rsplit("::", 1)[-1].strip()
+
+
+def _clip(text: str, limit: int = 400_000) -> str:
+    if len(text) <= limit:
+        return text
+    return text[:limit] + f"\n... [{len(text) - limit} more characters not stored]"

@@ -1,0 +1,143 @@
+"""The `test_isa_<toolchain>[<branch>]` items: build (no device), dump, judge every isa mark, record.
+
+`run_isa_test` is called through `DcuOptSession.run_isa`. Outcomes: every applicable mark
+passes -> the test passes; one fails -> the test fails with the verdict's message; otherwise
+inconclusive -> the test is skipped with the reason (it fails instead when the mark says
+`strict=True`). Verdicts and the scoped dump go to `isa_check.json` in the run directory,
+a summary to the branch's `isa` entry in state.json.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
+
+import pytest
+
+from ..errors import DcuOptError, ToolchainUnavailable
+from ..tool import run_tool, which
+from .checks import FAIL, INCONCLUSIVE, PASS, Verdict, evaluate
+from .model import IsaDump
+from .spec import IsaSpec
+
+if TYPE_CHECKING:
+    from ..session import DcuOptSession, Variant
+    from ..toolchains.base import Artifact, Toolchain
+
+REPORT_NAME = "isa_check.json"
+REPORT_SCHEMA_VERSION = 1
+
+
+def run_isa_test(session: DcuOptSession, variant: Variant, specs: Sequence[IsaSpec], nodeid: str) -> None:
+    toolchain = variant.toolchain
+    availability = session.availability(toolchain.name)
+    if not availability.can_build:
+        pytest.skip(f"{toolchain.name} toolchain cannot build here: {availability.reason}")
+    try:
+        session._resolve(variant)
+    except ToolchainUnavailable as exc:
+        pytest.skip(f"{toolchain.name}: {exc}")
+    if variant.setup_error is not None:
+        pytest.fail(str(variant.setup_error), pytrace=False)
+    assert variant.artifact is not None
+    dump = collect_dump(toolchain, variant.artifact)
+    verdicts, skipped = judge(specs, dump, variant.label)
+    session.isa_checks.append(report_entry(variant, nodeid, verdicts, skipped, dump))
+    variant.record.isa = record_summary(verdicts, skipped, dump)
+    _conclude(verdicts, skipped, dump)
+
+
+def judge(specs: Sequence[IsaSpec], dump: IsaDump, label: str) -> tuple[list[Verdict], list[dict[str, Any]]]:
+    """Verdicts of the marks that apply to the dump's family and arch; the others with why not."""
+    verdicts, skipped = [], []
+    for spec in specs:
+        why_not = spec.applies_to(dump.family, dump.arch)
+        if why_not:
+            skipped.append({"mark": spec.to_json(), "not_applicable": why_not})
+        else:
+            verdicts.append(evaluate(spec, dump, label))
+    return verdicts, skipped
+
+
+def _conclude(verdicts: Sequence[Verdict], skipped: Sequence[Mapping[str, Any]], dump: IsaDump) -> None:
+    if not verdicts:
+        reasons = "; ".join(s["not_applicable"] for s in skipped)
+        pytest.skip(f"no isa mark applies to this target ({dump.family}, {dump.arch}): {reasons}")
+    failed = [v for v in verdicts if v.outcome == FAIL]
+    unsure = [v for v in verdicts if v.outcome == INCONCLUSIVE]
+    if failed or any(v.spec.strict for v in unsure):
+        pytest.fail("\n\n".join(v.message() for v in failed + [v for v in unsure if v.spec.strict]), pytrace=False)
+    if unsure:
+        pytest.skip("ISA check inconclusive (not verified):\n" + "\n\n".join(v.message() for v in unsure))
+
+
+def collect_dump(toolchain: Toolchain, artifact: Artifact) -> IsaDump:
+    """The toolchain's `isa_dump` when it has one, else its `disassemble` + `resource_usage` wrapped."""
+    detailed = getattr(toolchain, "isa_dump", None)
+    if callable(detailed):
+        dump: IsaDump = detailed(artifact)
+    else:
+        dump = IsaDump(toolchain.isa_family, artifact.arch, f"{toolchain.name}.disassemble({artifact.path.name})")
+        try:
+            dump.functions = dict(toolchain.disassemble(artifact))
+        except (DcuOptError, OSError) as exc:
+            dump.errors.append(f"{toolchain.name}.disassemble failed: {exc}")
+        if not dump.functions and not dump.errors:
+            dump.errors.append(f"{toolchain.name}.disassemble returned no functions (its disassembler is missing "
+                               "or failed)")
+        try:
+            dump.resources = dict(toolchain.resource_usage(artifact))
+        except (DcuOptError, OSError) as exc:
+            dump.notes.append(f"resource usage unavailable: {exc}")
+    if not dump.demangled:
+        dump.demangled = demangle(list(dump.functions) + list(dump.resources))
+    return dump
+
+
+def demangle(symbols: Sequence[str]) -> dict[str, str]:
+    """{mangled: demangled} through c++filt (binutils); names it cannot demangle are left out."""
+    mangled = sorted({s for s in symbols if s.startswith("_Z")})
+    tool = which("c++filt") or which("llvm-cxxfilt")
+    if not mangled or tool is None:
+        return {}
+    result = run_tool([tool], input_text="\n".join(mangled) + "\n", timeout=30)
+    names = result.stdout.splitlines()
+    if not result.ok or len(names) != len(mangled):
+        return {}
+    return {m: d for m, d in zip(mangled, names) if d != m}
+
+
+def record_summary(verdicts: Sequence[Verdict], skipped: Sequence[Mapping[str, Any]], dump: IsaDump) -> dict[str, Any]:
+    """The branch's `isa` entry in state.json: outcome per mark and what failed, without the dump."""
+    outcomes = {v.outcome for v in verdicts}
+    overall = FAIL if FAIL in outcomes else INCONCLUSIVE if INCONCLUSIVE in outcomes or not verdicts else PASS
+    return {
+        "outcome": overall, "family": dump.family, "arch": dump.arch, "tool": dump.tool, "recorded": dump.recorded,
+        "verdicts": [{"outcome": v.outcome, "mark": v.spec.to_json(),
+                      "checks": [f"{c.outcome}: {c.kind} {c.subject}: {c.detail}" for c in v.checks]} for v in verdicts],
+        "not_applicable": list(skipped), "notes": list(dump.notes), "errors": list(dump.errors),
+        "report": REPORT_NAME,
+    }
+
+
+def report_entry(variant: Variant, nodeid: str, verdicts: Sequence[Verdict], skipped: Sequence[Mapping[str, Any]],
+                 dump: IsaDump) -> dict[str, Any]:
+    """One entry of isa_check.json: every verdict in full, plus the scoped dump it was judged on."""
+    scoped = sorted({name for v in verdicts for name in v.scope})
+    data = dump.to_json(include_text=False)
+    data["text"] = {name: text for name, text in dump.to_json(include_text=True)["text"].items() if name in scoped}
+    return {
+        "case": variant.case.name, "toolchain": variant.toolchain.name, "branch": variant.branch.name,
+        "source": variant.record.source, "nodeid": nodeid,
+        "artifact": str(variant.artifact.path) if variant.artifact else None,
+        "outcome": record_summary(verdicts, skipped, dump)["outcome"],
+        "verdicts": [v.to_json() for v in verdicts], "not_applicable": list(skipped), "dump": data,
+    }
+
+
+def write_report(path: Path, entries: Sequence[Mapping[str, Any]], header: Mapping[str, Any]) -> None:
+    from ..results import write_atomic
+
+    ordered = sorted(entries, key=lambda e: (e["case"], e["toolchain"], e["branch"]))
+    document = {"schema_version": REPORT_SCHEMA_VERSION, **dict(header), "checks": ordered}
+    write_atomic(path, json.dumps(document, indent=2, default=str) + "\n")

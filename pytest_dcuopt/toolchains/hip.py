@@ -1,0 +1,357 @@
+"""`hip`: `.hip` `solve` kernels for AMD (ROCm) and Hygon DCU (DTK) GPUs, built with hipcc.
+
+Build: `HIP_PLATFORM=amd hipcc -shared -fPIC -O3 -std=c++17 --offload-arch=<arch>
+-Rpass-analysis=kernel-resource-usage -o kernel.so kernel.hip` (plus `-x hip` for a .cpp source
+and `-I <ck_tile include>` for a CK Tile kernel). The arch is --dcuopt-arch (its `gfx...` entry),
+else the device's (`rocminfo`, then torch's `gcnArchName`); it is never guessed: with neither,
+builds are refused with the fix, so ISA checks skip instead of checking some other chip's code.
+
+Capability: RUN with hipcc and a ROCm/DTK torch device (torch.cuda on those builds);
+COMPILE_ONLY with hipcc alone (CI: Debian's `hipcc` with HIP_PLATFORM=amd); UNAVAILABLE without.
+
+ISA (`isa_dump`): on a DTK machine `dccobjdump --inputs=<.so> --show-sass
+--show-instruction-encoding --separate-functions`; elsewhere the code object is taken out of the
+.so's `.hip_fatbin` (pure Python, see isa/elf.py) and disassembled with `llvm-objdump -d`. When the
+disassembler fails or prints no instructions, the device assembly from `hipcc -save-temps` is used
+instead and the dump says so. Resources come from the code object's metadata note and the
+build's resource-usage remarks. The family is "dcu" for Hygon archs (gfx92x/93x/94x), else "amdgcn".
+"""
+from __future__ import annotations
+
+import ctypes
+import functools
+import glob
+import json
+import os
+import re
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Sequence
+
+from ..errors import CaseError, CompileError, ToolchainUnavailable
+from ..signature import Param
+from ..tool import ToolResult, run_tool, which
+from .base import Artifact, Availability, Capability, ResourceUsage, Runtime, Toolchain
+from .binding import ctypes_signature
+from .cache import BuildCache
+
+HIPCC_ENV = "DCUOPT_HIPCC"
+DCCOBJDUMP_ENV = "DCUOPT_DCCOBJDUMP"
+LLVM_OBJDUMP_ENV = "DCUOPT_LLVM_OBJDUMP"
+#: hipcc picks the NVIDIA platform when it sees nvcc; this toolchain always builds for AMD/DCU.
+HIP_ENV = {"HIP_PLATFORM": "amd"}
+BASE_FLAGS = ("-shared", "-fPIC", "-O3", "-std=c++17")
+RESOURCE_REMARKS = "-Rpass-analysis=kernel-resource-usage"
+#: Hygon DCU processors (the skill's hcu_targets table); everything else is upstream AMDGCN.
+HYGON_ARCHS = frozenset({"gfx926", "gfx928", "gfx92a", "gfx936", "gfx938", "gfx946", "gfx948"})
+INSTALL_HINT = ("install a HIP compiler: `apt-get install hipcc libamdhip64-dev` (Debian/Ubuntu; compile-only), "
+                "DTK (Hygon, /opt/dtk/bin/hipcc) or ROCm (/opt/rocm/bin/hipcc), or point $" + HIPCC_ENV + " at hipcc")
+CK_TILE_ENV = ("CK_TILE_PATH", "CK_TILE_INCLUDE_DIR", "CK_PATH", "COMPOSABLE_KERNEL_PATH")
+_GFX_RE = re.compile(r"^gfx[0-9a-f]{3,4}(?::[a-z0-9_]+[+-])*$", re.I)
+_ROCMINFO_GFX_RE = re.compile(r"^\s*Name:\s+(gfx[0-9a-f]{3,4})\s*$", re.M | re.I)
+_ARCH_REJECTED_RE = re.compile(r"invalid target ID|unsupported (?:HIP )?gpu architecture|unknown target CPU|"
+                               r"invalid offload arch|is not a recognized processor", re.I)
+_CLANG_VERSION_RE = re.compile(r"clang version (\d+)")
+_CK_TILE_USE_RE = re.compile(r"ck_tile/|ck_tile::")
+_DEVICE_PROBE = r"""
+import json
+try:
+    import torch
+except Exception as exc:
+    print(json.dumps({"device": None, "reason": f"torch cannot be imported ({type(exc).__name__}: {exc})"})); raise SystemExit
+info = {"torch": torch.__version__, "hip": getattr(torch.version, "hip", None)}
+if not info["hip"]:
+    info.update(device=None, reason=f"torch {torch.__version__} is not a ROCm/DTK build (torch.version.hip is None)")
+elif not torch.cuda.is_available():
+    info.update(device=None, reason=f"torch {torch.__version__} (HIP {info['hip']}) sees no device")
+else:
+    props = torch.cuda.get_device_properties(0)
+    info.update(device=torch.cuda.get_device_name(0), gcn_arch=getattr(props, "gcnArchName", None))
+print(json.dumps(info))
+"""
+
+
+class UnsupportedArch(ToolchainUnavailable):
+    """The installed HIP compiler does not know the requested arch (e.g. upstream clang and gfx936)."""
+
+
+def is_hygon(arch: str | None) -> bool:
+    return bool(arch) and arch.split(":", 1)[0].lower() in HYGON_ARCHS  # type: ignore[union-attr]
+
+
+def gfx_entries(option: str | None) -> list[str]:
+    """The `gfx...` entries of a --dcuopt-arch value (a comma list may also name other toolchains' archs)."""
+    return [part for part in re.split(r"[,\s]+", option or "") if _GFX_RE.match(part)]
+
+
+class HipToolchain(Toolchain):
+    name = "hip"
+    extensions = (".hip",)
+    isa_family = "amdgcn"
+    isa_families = ("amdgcn", "dcu")
+
+    def __init__(self, arch: str | None = None, extra_flags: Sequence[str] = ()) -> None:
+        super().__init__(arch, extra_flags)
+        self._runtime: Runtime | None = None
+        self._dumps: dict[str, Any] = {}
+
+    # ----- discovery --------------------------------------------------------------------
+    def compiler(self) -> str | None:
+        if os.environ.get(HIPCC_ENV):
+            return which("hipcc", HIPCC_ENV)  # an explicit choice that is wrong is not replaced by another
+        found = which("hipcc")
+        return found or next((p for p in _install_roots("bin/hipcc") if os.access(p, os.X_OK)), None)
+
+    def availability(self) -> Availability:
+        hipcc = self.compiler()
+        if hipcc is None:
+            return Availability(Capability.UNAVAILABLE, f"no HIP compiler: hipcc is not on PATH; {INSTALL_HINT}")
+        probe = device_probe()
+        arch, source = self.target_arch(probe)
+        details: dict[str, Any] = {"hipcc": hipcc, "hipcc_version": self.identity(), "arch": arch,
+                                   "arch_source": source, "isa_family": self.isa_family_for(arch),
+                                   "disassembler": find_dccobjdump() or find_llvm_objdump(self.identity())}
+        details.update({k: v for k, v in probe.items() if k in ("torch", "hip", "device", "gcn_arch")})
+        target = f"for {arch} ({source})" if arch else f"with no target arch ({source})"
+        if probe.get("device"):
+            return Availability(Capability.RUN, f"{hipcc} building {target} on {probe['device']}", details)
+        return Availability(Capability.COMPILE_ONLY,
+                            f"no ROCm/DTK device to run on: {probe.get('reason')}. Builds and ISA checks still run "
+                            f"{target}; correctness and benchmark tests skip", details)
+
+    def target_arch(self, probe: dict[str, Any] | None = None) -> tuple[str | None, str]:
+        """(arch or None, where it came from). Never a default: no arch means no build."""
+        entries = gfx_entries(self.arch)
+        if len(entries) > 1:
+            raise ToolchainUnavailable(f"--dcuopt-arch {self.arch!r} names {len(entries)} AMD archs ({', '.join(entries)});"
+                                       " the hip toolchain builds one per run: run pytest once per arch")
+        if entries:
+            return entries[0], "--dcuopt-arch"
+        ignored = f"--dcuopt-arch {self.arch!r} names no gfx arch; " if self.arch else ""
+        probe = device_probe() if probe is None else probe
+        if probe.get("device"):
+            found = rocminfo_archs() or ([probe["gcn_arch"]] if probe.get("gcn_arch") else [])
+            if found:
+                return found[0], ignored + f"the device ({probe['device']}, via rocminfo / torch gcnArchName)"
+        return None, (ignored + "no --dcuopt-arch and no ROCm/DTK device; pass --dcuopt-arch=gfx90a (CI, upstream "
+                      "compilers) or the DCU's arch (gfx928, gfx936, gfx938 with DTK's hipcc)")
+
+    def isa_family_for(self, arch: str | None) -> str:
+        return "dcu" if is_hygon(arch) else "amdgcn"
+
+    @functools.lru_cache(maxsize=1)
+    def identity(self) -> str:
+        hipcc = self.compiler() or "hipcc"
+        result = run_tool([hipcc, "--version"], timeout=60, env=HIP_ENV)
+        lines = [line.strip() for line in result.stdout.splitlines()
+                 if line.strip() and not line.startswith(("Target:", "Thread model:", "InstalledDir:"))]
+        return " | ".join(lines) or f"{hipcc} (version unknown: exit {result.returncode})"
+
+    def flags(self, source: Path, arch: str) -> tuple[str, ...]:
+        language = ("-x", "hip") if source.suffix != ".hip" else ()
+        return (*BASE_FLAGS, f"--offload-arch={arch}", RESOURCE_REMARKS, *ck_tile_flags(source), *self.extra_flags,
+                *language)
+
+    # ----- build ------------------------------------------------------------------------
+    def build(self, source: Path, cache: BuildCache) -> Artifact:
+        hipcc = self.compiler()
+        if hipcc is None:
+            raise ToolchainUnavailable(self.availability().reason)
+        arch, arch_source = self.target_arch()
+        if arch is None:
+            raise ToolchainUnavailable(f"no target architecture to build {source.name} for: {arch_source}")
+        flags = self.flags(source, arch)
+        key = cache.key(source, self.name, self.identity(), arch, flags)
+        started = time.perf_counter()
+        with cache.locked(key):
+            found = cache.lookup(key, "kernel.so")
+            if found is not None:
+                command, log = (found.parent / "command.txt").read_text(), (found.parent / "build.log").read_text()
+                return Artifact(self.name, source, found, arch, command, log, key, True, time.perf_counter() - started)
+            staging = cache.staging(key)
+            result = run_tool([hipcc, *flags, "-o", staging / "kernel.so", source], timeout=600, env=HIP_ENV)
+            if not result.ok:
+                shutil.rmtree(staging, ignore_errors=True)
+                _raise_build_error(result, source, arch, self.identity())
+            command = result.command_line.replace(str(staging), str(cache.entry(key)))
+            log = f"arch {arch} ({arch_source})\n{result.stderr}"
+            (staging / "command.txt").write_text(command)
+            (staging / "build.log").write_text(log)
+            final = cache.publish(key, staging) / "kernel.so"
+        return Artifact(self.name, source, final, arch, command, log, key, False, time.perf_counter() - started)
+
+    # ----- worker side ------------------------------------------------------------------
+    def runtime(self) -> Runtime:
+        if self._runtime is None:
+            from .device import TorchDeviceRuntime  # torch is imported only in the worker
+
+            self._runtime = TorchDeviceRuntime()
+        return self._runtime
+
+    def load(self, artifact: Artifact, params: Sequence[Param]) -> Any:
+        from .cpu import CAbiLoaded
+
+        library = ctypes.CDLL(str(artifact.path))
+        entry = library.solve
+        entry.argtypes = ctypes_signature(params)
+        entry.restype = None
+        errors = hip_errors(library)
+        runtime = self.runtime()
+        if errors is not None and hasattr(runtime, "attach_errors"):
+            runtime.attach_errors(errors)
+        return CAbiLoaded(params, entry)
+
+    # ----- ISA and resources ------------------------------------------------------------
+    def disassemble(self, artifact: Artifact) -> dict[str, str]:
+        return dict(self.isa_dump(artifact).functions)
+
+    def resource_usage(self, artifact: Artifact) -> dict[str, ResourceUsage]:
+        return dict(self.isa_dump(artifact).resources)
+
+    def isa_dump(self, artifact: Artifact) -> Any:
+        """The artifact's per-function ISA and resources, with the tools used and any fallback said aloud."""
+        if artifact.key not in self._dumps:
+            from ..isa.hip_dump import dump_hip_artifact
+
+            self._dumps[artifact.key] = dump_hip_artifact(self, artifact)
+        return self._dumps[artifact.key]
+
+    def save_temps_command(self, source: Path, arch: str, output: Path) -> list[str]:
+        """The fallback: rebuild with `-save-temps` so the device assembly (.s) is kept."""
+        return [self.compiler() or "hipcc", *self.flags(source, arch), "-save-temps", "-o", str(output), str(source)]
+
+
+def _raise_build_error(result: ToolResult, source: Path, arch: str, identity: str) -> None:
+    rejected = next((line for line in result.stderr.splitlines()
+                     if _ARCH_REJECTED_RE.search(line) and arch.split(":")[0] in line), None)
+    if rejected is not None:
+        hint = ("it is a Hygon DCU arch: build it with DTK's hipcc (/opt/dtk/bin/hipcc, or $" + HIPCC_ENV + "); "
+                "upstream clang/ROCm do not know it. Without DTK, check the nearest upstream relative with "
+                "--dcuopt-arch=gfx90a (or gfx906)") if is_hygon(arch) else "pick an arch this compiler lists"
+        raise UnsupportedArch(f"the HIP compiler ({identity}) does not support {arch}: {rejected.strip()}; {hint}. "
+                              f"Command: {result.command_line}")
+    raise CompileError(result, str(source))
+
+
+# ----- tool discovery ---------------------------------------------------------------------
+def _install_roots(relative: str) -> list[str]:
+    roots = [os.environ[v] for v in ("ROCM_PATH", "DTK_PATH") if os.environ.get(v)] + ["/opt/dtk", "/opt/rocm"]
+    return [os.path.join(root, relative) for root in dict.fromkeys(roots)]
+
+
+def find_dccobjdump() -> str | None:
+    """Hygon's disassembler: $DCUOPT_DCCOBJDUMP, PATH, or DTK's bin/ (only DTK ships it)."""
+    if os.environ.get(DCCOBJDUMP_ENV):
+        return which("dccobjdump", DCCOBJDUMP_ENV)
+    return which("dccobjdump") or next((p for p in _install_roots("bin/dccobjdump") if os.access(p, os.X_OK)), None)
+
+
+def find_llvm_objdump(identity: str = "") -> str | None:
+    """An llvm-objdump that knows AMDGPU: the override, the one matching hipcc's clang, ROCm/DTK's, then PATH's."""
+    if os.environ.get(LLVM_OBJDUMP_ENV):
+        return which("llvm-objdump", LLVM_OBJDUMP_ENV)
+    version = _CLANG_VERSION_RE.search(identity)
+    names = ([f"llvm-objdump-{version.group(1)}"] if version else [])
+    for candidate in names + _install_roots("llvm/bin/llvm-objdump") + ["llvm-objdump"]:
+        found = which(candidate) if os.sep not in candidate else (candidate if os.access(candidate, os.X_OK) else None)
+        if found:
+            return found
+    versioned = []
+    for folder in os.environ.get("PATH", "").split(os.pathsep):
+        versioned += glob.glob(os.path.join(folder, "llvm-objdump-[0-9]*"))
+    versioned.sort(key=lambda p: int(re.sub(r"\D", "", p.rsplit("-", 1)[-1]) or 0), reverse=True)
+    return versioned[0] if versioned else None
+
+
+@functools.lru_cache(maxsize=1)
+def device_probe() -> dict[str, Any]:
+    """Is there a ROCm/DTK torch device? Asked in a subprocess, so pytest itself never opens a HIP context."""
+    result = run_tool([sys.executable, "-c", _DEVICE_PROBE], timeout=120)
+    try:
+        return dict(json.loads(result.stdout.strip().splitlines()[-1]))
+    except (json.JSONDecodeError, IndexError):
+        return {"device": None, "reason": f"the torch device probe failed (exit {result.returncode}): "
+                                          f"{result.stderr.strip()[-500:]}"}
+
+
+def rocminfo_archs() -> list[str]:
+    rocminfo = which("rocminfo") or next((p for p in _install_roots("bin/rocminfo") if os.access(p, os.X_OK)), None)
+    if rocminfo is None:
+        return []
+    result = run_tool([rocminfo], timeout=30)
+    return list(dict.fromkeys(_ROCMINFO_GFX_RE.findall(result.stdout))) if result.ok else []
+
+
+def ck_tile_flags(source: Path) -> tuple[str, ...]:
+    """`-I <dir>` for a kernel that uses CK Tile; found as the original skill did, or a CaseError listing what was tried."""
+    try:
+        text = source.read_text(errors="replace")
+    except OSError:
+        return ()
+    if not _CK_TILE_USE_RE.search(text):
+        return ()
+    tried: list[str] = []
+    for variable in CK_TILE_ENV:
+        value = os.environ.get(variable)
+        if not value:
+            tried.append(f"${variable} (unset)")
+            continue
+        for candidate in (value, os.path.join(value, "include")):
+            tried.append(f"${variable} -> {candidate}")
+            if os.path.isdir(os.path.join(candidate, "ck_tile")):
+                return ("-I", candidate)
+    patterns = ["/opt/dtk*/include", "/opt/dtk*/*/include", "/opt/rocm*/include", "/opt/rocm*/*/include",
+                "/usr/local/include", "/usr/include"]
+    for pattern in patterns:
+        tried.append(pattern)
+        for candidate in sorted(glob.glob(pattern)):
+            if os.path.isdir(os.path.join(candidate, "ck_tile")):
+                return ("-I", candidate)
+    raise CaseError(f"{source} uses CK Tile (ck_tile::), but no include directory with a ck_tile/ folder was found. "
+                    f"Tried: {'; '.join(tried)}. Set CK_TILE_PATH to a composable_kernel checkout (its include/ "
+                    "holds ck_tile/), e.g. HYGON-AI/composable_kernel-das for DCU.")
+
+
+# ----- runtime errors ---------------------------------------------------------------------
+def hip_errors(library: ctypes.CDLL) -> Any:
+    """An `ErrorSource` on the HIP runtime the kernel library links (hipGetLastError), or None if absent."""
+    from .device import ErrorSource
+
+    class HipErrors(ErrorSource):
+        def __init__(self) -> None:
+            self._last = library.hipGetLastError
+            self._sync = library.hipDeviceSynchronize
+            self._name, self._text = library.hipGetErrorName, library.hipGetErrorString
+            self._name.restype = self._text.restype = ctypes.c_char_p
+            self._name.argtypes = self._text.argtypes = [ctypes.c_int]
+
+        def last_error(self) -> int:
+            return int(self._last())
+
+        def synchronize(self) -> int:
+            return int(self._sync()) or int(self._last())
+
+        def name(self, code: int) -> str:
+            return (self._name(code) or b"hipError?").decode()
+
+        def text(self, code: int) -> str:
+            return (self._text(code) or b"unknown").decode()
+
+    try:
+        return HipErrors()
+    except AttributeError:
+        return None
+
+
+def save_temps_assembly(folder: Path, arch: str) -> Path | None:
+    """The device .s that `-save-temps` left in `folder` for `arch` (clang names it <stem>-hip-amdgcn-amd-amdhsa-<arch>.s)."""
+    processor = arch.split(":", 1)[0]
+    found = sorted(p for p in folder.glob("*.s") if "amdgcn" in p.name and processor in p.name)
+    return found[0] if found else None
+
+
+def scratch_dir() -> tempfile.TemporaryDirectory[str]:
+    return tempfile.TemporaryDirectory(prefix="dcuopt_hip_")
