@@ -66,6 +66,7 @@ class DcuOptSession:
         self._cases: dict[Path, KernelCase] = {}
         self.records: dict[tuple[str, str, str], BranchRecord] = {}
         self.state: dict[str, Any] | None = None
+        self.isa_checks: list[dict[str, Any]] = []  # isa_check.json entries (isa/runner.py)
 
     # ----- toolchains -------------------------------------------------------------------
     def toolchain(self, name: str) -> Toolchain:
@@ -327,6 +328,13 @@ class DcuOptSession:
                                                 for k, v in interleaved.items()}
         benchmark.extra_info["speedup_vs_baseline"] = round(interleaved["speedup"], 4)
 
+    # ----- ISA --------------------------------------------------------------------------
+    def run_isa(self, variant: Variant, specs: list[Any], nodeid: str) -> None:
+        """Build the branch (no device needed: no can_run skip) and judge its ISA against its isa marks."""
+        from .isa.runner import run_isa_test
+
+        run_isa_test(self, variant, specs, nodeid)
+
     # ----- end of session ---------------------------------------------------------------
     def close_workers(self) -> None:
         for variant in self._variants.values():
@@ -356,6 +364,10 @@ class DcuOptSession:
         run_dir = self.options.run_dir
         write_atomic(run_dir / "state.json", json.dumps(state, indent=2, default=str) + "\n")
         write_atomic(run_dir / "summary.md", render_summary(state))
+        if self.isa_checks:
+            from .isa.runner import REPORT_NAME, write_report
+
+            write_report(run_dir / REPORT_NAME, self.isa_checks, {k: header[k] for k in ("tool", "created_at", "run_dir")})
         _point_latest(run_dir)
         self.state = state
         return state
