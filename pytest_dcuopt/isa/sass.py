@@ -184,7 +184,8 @@ def rename(functions: Mapping[str, object], names: Mapping[str, str]) -> dict[st
 
 def base_name(demangled: str) -> str:
     """`void dk::vadd4<256>(float4 const*, ...)` -> `vadd4` (the name ncu's --kernel-name-base function shows)."""
-    head = demangled.split("(", 1)[0].strip()
-    head = head.split(" ")[-1]
-    head = re.sub(r"<.*>$", "", head)
-    return head.split("::")[-1]
+    head = demangled.split("(", 1)[0]
+    previous = None
+    while previous != head:  # drop template arguments, innermost first
+        previous, head = head, re.sub(r"<[^<>]*>", "", head)
+    return head.strip().split(" ")[-1].split("::")[-1]

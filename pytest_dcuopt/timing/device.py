@@ -9,8 +9,9 @@ The method (docs/gpu-timing.md has the reasoning and the H200 evidence):
   dirty lines), (2) a delay kernel (`torch.cuda._sleep`) holds the GPU while the host enqueues
   (3) the start event, `solve`, and the end event. One event pair per sample; the flush and the delay
   lie outside it, and ctypes/launch latency is hidden because the whole sample is queued before the
-  delay ends. A sample whose delay was not long enough (the gap before its start event exceeds the
-  delay's own duration) is discarded and the delay doubled.
+  delay ends. A sample whose host-side queueing (delay kernel to end event) took longer than the delay
+  runs on the GPU (measured by an event before the delay) may have let the GPU idle inside the timed
+  window: it is discarded, and when that happens often the delay is doubled.
 * **Noise-based stopping**: `policy.should_stop` (min samples, min time, median CI half-width target,
   time cap), checked after each chunk of queued samples.
 * **Hot samples** (`extra["hot"]`): back-to-back calls behind one delay kernel, no flush, one event
@@ -46,8 +47,7 @@ MIN_DELAY_S = 20e-6
 MAX_DELAY_S = 5e-3
 HOT_BATCH_TARGET_S = 100e-6  # GPU time per hot batch
 MAX_HOT_BATCH = 64
-LATE_SLACK = 1.10  # a gap this much above the delay's own duration ...
-LATE_ABS_S = 3e-6  # ... plus this, marks a sample whose delay ran out before it was queued
+LATE_MARGIN = 0.9  # a sample is clean when its host queueing took under this fraction of the delay
 SEED_WARMUP, SEED_REPEAT = 10, 20
 OVERHEAD_CALLS = 20
 
@@ -116,13 +116,14 @@ def delay_for(host_seconds: Sequence[float], calls: int = 1, floor_s: float = MI
 def hot_batch_for(cold_median_s: float) -> int:
     if cold_median_s <= 0:
         return 1
-    return int(max(1, min(MAX_HOT_BATCH, math.ceil(HOT_BATCH_TARGET_S / cold_median_s))))
+    return int(max(1, min(MAX_HOT_BATCH, math.ceil(round(HOT_BATCH_TARGET_S / cold_median_s, 6)))))
 
 
-def late_mask(gaps: Sequence[float], expected: float) -> list[bool]:
-    """True where the gap before the start event shows the GPU idled waiting for the host."""
-    limit = expected * LATE_SLACK + LATE_ABS_S
-    return [gap > limit for gap in gaps]
+def late_mask(host_spans: Sequence[float], delay_on_gpu_s: float) -> list[bool]:
+    """True where the host took so long to queue start event, launch(es) and end event that the delay
+    kernel (which ran `delay_on_gpu_s` on the GPU) may have finished first, letting the GPU idle in the window."""
+    limit = delay_on_gpu_s * LATE_MARGIN
+    return [span > limit for span in host_spans]
 
 
 def chunk_size_for(sample_gpu_s: float, target_s: float = 0.02, lo: int = 5, hi: int = 200) -> int:
@@ -271,23 +272,25 @@ def _sample_cold(launch: Callable[[], None], backend: DeviceBackend, policy: Tim
     chunk = 5
     start = clock()
     while True:
-        marks = []
+        marks, spans = [], []
         for _ in range(chunk):
             backend.flush()
             pre, begin, end = backend.event(), backend.event(), backend.event()
             pre.record()
+            queued = clock()
             if hiding.supported:
                 backend.sleep(hiding.cycles())
             begin.record()
             launch()
             end.record()
+            spans.append(clock() - queued)
             marks.append((pre, begin, end))
         backend.synchronize()
         chunks += 1
         clocks.append(backend.telemetry().get("sm_clock_mhz") or 0.0)
         gaps = [p.elapsed_time(b) * 1e-3 for p, b, _ in marks]
         times = [b.elapsed_time(e) * 1e-3 for _, b, e in marks]
-        late = _judge(gaps, hiding)
+        late = _judge(gaps, spans, hiding)
         late_total += sum(late)
         accepted += [t for t, is_late in zip(times, late) if not is_late]
         elapsed = clock() - start
@@ -301,14 +304,15 @@ def _sample_cold(launch: Callable[[], None], backend: DeviceBackend, policy: Tim
         chunk = chunk_size_for(per_sample + 50e-6)
 
 
-def _judge(gaps: list[float], hiding: Hiding) -> list[bool]:
-    """Mark late samples; the first clean gaps calibrate the delay's own duration; too many late -> longer delay."""
+def _judge(gaps: list[float], spans: list[float], hiding: Hiding) -> list[bool]:
+    """Mark late samples (see `late_mask`); the shortest pre-event-to-start-event gap is the delay's own
+    duration on the GPU; when over a quarter of a chunk is late, the delay is doubled."""
     if not hiding.supported:
         return [False] * len(gaps)
     if hiding.expected_gap_s <= 0:
         hiding.expected_gap_s = min(gaps)
     hiding.expected_gap_s = min(hiding.expected_gap_s, min(gaps))
-    late = late_mask(gaps, hiding.expected_gap_s)
+    late = late_mask(spans, hiding.expected_gap_s)
     if sum(late) > len(late) // 4 and hiding.delay_s < MAX_DELAY_S:
         hiding.delay_s = min(MAX_DELAY_S, hiding.delay_s * 2)
         hiding.expected_gap_s = 0.0  # re-learn the (longer) delay's duration
@@ -322,10 +326,11 @@ def _sample_hot(launches: Sequence[Callable[[], None]], backend: DeviceBackend, 
     accepted: list[float] = []
     late_total, index, start = 0, 0, clock()
     while True:
-        marks = []
+        marks, spans = [], []
         for _ in range(5):
             pre, begin, end = backend.event(), backend.event(), backend.event()
             pre.record()
+            queued = clock()
             if delay.supported:
                 backend.sleep(delay.cycles())
             begin.record()
@@ -333,11 +338,12 @@ def _sample_hot(launches: Sequence[Callable[[], None]], backend: DeviceBackend, 
                 launches[index % len(launches)]()
                 index += 1
             end.record()
+            spans.append(clock() - queued)
             marks.append((pre, begin, end))
         backend.synchronize()
         gaps = [p.elapsed_time(b) * 1e-3 for p, b, _ in marks]
         times = [b.elapsed_time(e) * 1e-3 / batch for _, b, e in marks]
-        late = _judge(gaps, delay)
+        late = _judge(gaps, spans, delay)
         late_total += sum(late)
         accepted += [t for t, is_late in zip(times, late) if not is_late]
         elapsed = clock() - start

@@ -1,6 +1,7 @@
 """`cuda`: `.cu` (and portable `.hip`) `solve` kernels built with `nvcc -shared`, run on torch CUDA tensors.
 
-Build: `nvcc -O3 -shared -Xcompiler -fPIC -std=c++17 -lineinfo -arch=<arch> -Xptxas -v kernel.cu cuda_shim.cu`.
+Build: `nvcc -O3 -shared -Xcompiler -fPIC -std=c++17 -lineinfo -arch=<arch> -Xptxas -v --keep ... cuda_shim.o kernel.cu`
+(the shim object is compiled once per nvcc and arch; --keep only keeps the kernel's cubin for cuobjdump).
 The arch is --dcuopt-arch, else the device's (`torch.cuda.get_device_capability`), else, with no device,
 `DEFAULT_ARCH` (sm_90, the H200/H100), which the availability reason and every build record say.
 `.hip` sources compile as CUDA (`-x cu -D__HIP_PLATFORM_NVIDIA__`) against HIP's own NVIDIA-platform
@@ -137,6 +138,8 @@ class CudaToolchain(Toolchain):
             header_args = HIP_FLAGS + ("-isystem", str(headers.include_dir))
             header_note = headers.describe() + "\n"
             flags = flags + (f"hip-headers:{headers.include_dir.parent.name}",)  # into the key only
+        # nvcc's `-x cu` (needed for .hip) applies to every input, so a .hip build compiles the shim source.
+        shim = SHIM if header_args else self._shim_object(nvcc, arch, cache)
         key = cache.key(source, self.name, self.identity(), arch, flags)
         started = time.perf_counter()
         with cache.locked(key):
@@ -147,11 +150,18 @@ class CudaToolchain(Toolchain):
                 return Artifact(self.name, source, found, arch, command, log, key, True, time.perf_counter() - started)
             staging = cache.staging(key)
             output = staging / "kernel.so"
-            command = [nvcc, *self.flags(arch), *header_args, "-o", output, source, SHIM]
+            keep = staging / "keep"
+            keep.mkdir()
+            # --keep leaves the kernel's cubin behind: cuobjdump reads it much faster than the whole .so.
+            command = [nvcc, *self.flags(arch), "--keep", "--keep-dir", keep, "-o", output, shim, *header_args, source]
             result = run_tool(command, timeout=600)
             if not result.ok:
                 shutil.rmtree(staging, ignore_errors=True)
                 raise CompileError(result, str(source))
+            cubin = keep / f"{source.stem}.{arch}.cubin"
+            if cubin.is_file():
+                os.replace(cubin, staging / "kernel.cubin")
+            shutil.rmtree(keep, ignore_errors=True)
             final_dir = cache.entry(key)
             line = result.command_line.replace(str(staging), str(final_dir))
             (staging / "command.txt").write_text(line)
@@ -161,6 +171,21 @@ class CudaToolchain(Toolchain):
                 {k: v.to_json() for k, v in parse_ptxas(result.stderr).items()}, indent=1))
             final = cache.publish(key, staging) / "kernel.so"
         return Artifact(self.name, source, final, arch, line, log, key, False, time.perf_counter() - started)
+
+    def _shim_object(self, nvcc: str, arch: str, cache: BuildCache) -> Path:
+        """cuda_shim.cu compiled once per (nvcc, arch) and linked into every kernel library."""
+        key = "cuda-shim-" + hashlib.sha256(f"{self.identity()}|{arch}".encode()).hexdigest()[:20]
+        with cache.locked(key):
+            found = cache.lookup(key, "cuda_shim.o")
+            if found is not None:
+                return found
+            staging = cache.staging(key)
+            result = run_tool([nvcc, "-O3", "-c", "-Xcompiler", "-fPIC", f"-arch={arch}", SHIM, "-o",
+                               staging / "cuda_shim.o"], timeout=300)
+            if not result.ok:
+                shutil.rmtree(staging, ignore_errors=True)
+                raise CompileError(result, str(SHIM))
+            return cache.publish(key, staging) / "cuda_shim.o"
 
     # ----- ISA and resources ------------------------------------------------------------
     def disassemble(self, artifact: Artifact) -> dict[str, str]:
@@ -176,7 +201,8 @@ class CudaToolchain(Toolchain):
         cuobjdump = find_cuobjdump()
         if cuobjdump is None:
             raise ToolchainUnavailable(cuobjdump_missing())
-        result = run_tool([cuobjdump, "--dump-sass", artifact.path], timeout=300)
+        cubin = artifact.path.parent / "kernel.cubin"  # the kernel's own device code, kept by the build
+        result = run_tool([cuobjdump, "--dump-sass", cubin if cubin.is_file() else artifact.path], timeout=300)
         if not result.ok:
             raise ToolchainUnavailable(f"{result.command_line} failed (exit {result.returncode}): {result.stderr[-2000:]}")
         functions = split_sass(result.stdout, artifact.arch)

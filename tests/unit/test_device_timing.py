@@ -1,0 +1,225 @@
+"""Device timing: the pure rules, and the whole measurement on a simulated GPU stream.
+
+No GPU is needed: `SimGpu` models one in-order stream (an op starts when it has been queued by the
+host and the previous op has finished) and a host clock that host-side calls advance. That is
+exactly the behaviour the method relies on (launch latency, queueing, events stamped when the
+stream reaches them), so the tests check that the harness measures the kernel and not the host.
+The real thing is exercised on the H200 (docs/gpu-timing.md, tests/toolchains/test_cuda.py).
+"""
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from pytest_dcuopt.timing.device import (FALLBACK_L2_BYTES, MAX_ROTATION_SETS, chunk_size_for, delay_for,
+                                         describe_samples, flush_bytes_for, flush_mode_from_env, hot_batch_for,
+                                         late_mask, measure_device, rotation_sets, seed_method)
+from pytest_dcuopt.timing.policy import TimingPolicy
+
+US = 1e-6
+
+
+class SimClock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def spend(self, seconds: float) -> None:
+        self.now += seconds
+
+
+class SimEvent:
+    def __init__(self, gpu: SimGpu) -> None:
+        self.gpu = gpu
+        self.at: float | None = None
+
+    def record(self) -> None:
+        self.gpu.clock.spend(self.gpu.record_cost)
+        self.at = self.gpu.run(0.0)
+
+    def elapsed_time(self, end: SimEvent) -> float:
+        assert self.at is not None and end.at is not None
+        return (end.at - self.at) * 1e3
+
+
+class SimGpu:
+    """One stream. `kernel()` is the C ABI call: host cost, then the kernel is queued."""
+
+    timer = "simulated events"
+
+    def __init__(self, cold_s: float = 10 * US, hot_s: float = 4 * US, launch_cost: float = 8 * US,
+                 has_sleep: bool = True, l2_bytes: int = 50 * 2**20) -> None:
+        self.clock = SimClock()
+        self.free_at = 0.0
+        self.cold_s, self.hot_s, self.launch_cost = cold_s, hot_s, launch_cost
+        self.record_cost, self.flush_s, self.cycles_per_s = 1 * US, 30 * US, 1.5e9
+        self.has_sleep = has_sleep
+        self.l2_bytes, self.l2_source = l2_bytes, "simulated"
+        self.cache_cold = True
+        self.calls = 0
+        self.stalls: dict[int, float] = {}  # call number -> extra host seconds (a descheduled thread)
+
+    def run(self, duration: float) -> float:
+        """Queue an op now; return when it starts on the GPU."""
+        start = max(self.free_at, self.clock.now)
+        self.free_at = start + duration
+        return start
+
+    def kernel(self) -> None:
+        self.calls += 1
+        self.clock.spend(self.launch_cost + self.stalls.get(self.calls, 0.0))
+        self.run(self.cold_s if self.cache_cold else self.hot_s)
+        self.cache_cold = False
+
+    # DeviceBackend
+    def event(self) -> SimEvent:
+        return SimEvent(self)
+
+    def synchronize(self) -> None:
+        self.clock.now = max(self.clock.now, self.free_at)
+
+    def sleep(self, cycles: int) -> bool:
+        if not self.has_sleep:
+            return False
+        self.clock.spend(3 * US)
+        self.run(cycles / self.cycles_per_s)
+        return True
+
+    def flush(self) -> None:
+        self.clock.spend(2 * US)
+        self.run(self.flush_s)
+        self.cache_cold = True
+
+    def flush_info(self) -> dict:
+        return {"mode": "read", "bytes": 2 * self.l2_bytes}
+
+    def telemetry(self) -> dict:
+        return {"sm_clock_mhz": 1980.0}
+
+
+POLICY = TimingPolicy(warmup_s=0.005, min_samples=10, max_time_s=0.05, min_time_s=0.01, target_rel_spread=0.01)
+
+
+def test_cold_samples_measure_the_kernel_not_the_launch() -> None:
+    gpu = SimGpu()
+    samples = measure_device([gpu.kernel], POLICY, gpu, clock=gpu.clock)
+    assert samples.mode == "cold" and samples.timer == "simulated events"
+    assert min(samples.seconds) == pytest.approx(10 * US, rel=1e-6)
+    assert max(samples.seconds) == pytest.approx(10 * US, rel=1e-6)
+    assert len(samples.seconds) >= POLICY.min_samples
+    assert samples.stop_reason.startswith("noise target")
+    assert samples.extra["late_samples_discarded"] == 0
+    assert samples.extra["launch_hiding"]["method"].startswith("delay kernel")
+    # The hot number is the cached, back-to-back time, measured separately and never mixed in.
+    hot = samples.extra["hot"]
+    assert hot["median_ms"] == pytest.approx(4e-3, rel=1e-6) and hot["batch"] == math.ceil(100 / 10)
+    assert len(hot["samples_ms"]) == hot["n"]
+
+
+def test_launch_overhead_is_measured_and_would_dominate_unhidden() -> None:
+    gpu = SimGpu()
+    overhead = measure_device([gpu.kernel], POLICY, gpu, clock=gpu.clock).extra["launch_overhead"]
+    assert overhead["host_call_us_median"] == pytest.approx(8.0)
+    assert overhead["unhidden_single_call_ms"] == pytest.approx(0.018)  # 8 us launch + 10 us kernel
+    assert overhead["unhidden_minus_cold_us"] == pytest.approx(8.0)
+
+
+def test_the_seed_method_reports_host_throughput_for_short_kernels() -> None:
+    gpu = SimGpu()
+    seed = seed_method(gpu.kernel, gpu)
+    # 20 back-to-back calls of a 4 us (cached) kernel behind an 8 us host call: the loop is host-bound.
+    assert seed["mean_ms"] == pytest.approx((20 * 8 + 4 - 1) * 1e-3 / 20, rel=0.05)
+    assert seed["repeat"] == 20 and seed["warmup"] == 10
+
+
+def test_a_stalled_host_sample_is_discarded() -> None:
+    gpu = SimGpu()
+    gpu.stalls = {call: 500 * US for call in range(0, 100_000, 37)}  # every 37th call stalls 0.5 ms
+    samples = measure_device([gpu.kernel], POLICY, gpu, clock=gpu.clock)
+    assert samples.extra["late_samples_discarded"] > 0
+    assert max(samples.seconds) == pytest.approx(10 * US, rel=1e-6)  # no stalled sample survived
+
+
+def test_without_a_delay_kernel_it_says_so() -> None:
+    gpu = SimGpu(has_sleep=False)
+    samples = measure_device([gpu.kernel], POLICY, gpu, clock=gpu.clock)
+    assert "NOT hidden" in samples.extra["launch_hiding"]["method"]
+    # The flush before each sample still keeps the GPU busy while the host queues the call.
+    assert statistics_median(samples.seconds) == pytest.approx(10 * US, rel=1e-6)
+
+
+def test_hot_mode_policy_and_rotation() -> None:
+    gpu = SimGpu()
+    sets = [gpu.kernel, gpu.kernel, gpu.kernel]
+    samples = measure_device(sets, TimingPolicy(**{**POLICY.to_json(), "cold": False}), gpu,
+                             working_set_bytes=12 * 2**20, clock=gpu.clock)
+    assert samples.mode == "hot"
+    assert statistics_median(samples.seconds) == pytest.approx(4 * US, rel=1e-6)
+    assert samples.extra["cold"]["median_ms"] == pytest.approx(0.010, rel=1e-6)
+    assert samples.extra["rotation"] == {"working_set_bytes": 12 * 2**20, "l2_bytes": gpu.l2_bytes, "sets": 3,
+                                         "covers_bytes": 36 * 2**20, "resident": True}
+    assert samples.extra["hot_rotated"]["sets"] == 3
+
+
+def test_time_cap_stops_a_noisy_kernel() -> None:
+    gpu = SimGpu()
+    durations = iter([(1 + (i % 7) * 0.3) * 10 * US for i in range(1_000_000)])
+
+    def noisy() -> None:
+        gpu.cold_s = next(durations)
+        gpu.kernel()
+
+    samples = measure_device([noisy], TimingPolicy(warmup_s=0.001, min_samples=10, max_time_s=0.02,
+                                                   target_rel_spread=0.0001), gpu, clock=gpu.clock)
+    assert samples.stop_reason.startswith("time cap")
+
+
+def statistics_median(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[len(ordered) // 2]
+
+
+# ----- pure rules -------------------------------------------------------------------------
+def test_flush_size_from_l2_with_fallback() -> None:
+    assert flush_bytes_for(60 * 2**20) == (120 * 2**20, "2 x the device's L2 (62914560 bytes)")
+    size, where = flush_bytes_for(None)
+    assert size == 2 * FALLBACK_L2_BYTES == 256 * 2**20 and "fallback" in where
+    assert flush_bytes_for(0)[0] == 256 * 2**20
+
+
+def test_flush_mode_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("DCUOPT_L2_FLUSH", raising=False)
+    assert flush_mode_from_env() == "read"
+    monkeypatch.setenv("DCUOPT_L2_FLUSH", "write")
+    assert flush_mode_from_env() == "write"
+    monkeypatch.setenv("DCUOPT_L2_FLUSH", "sometimes")
+    with pytest.raises(ValueError, match="not a flush mode; use one of read, write, none"):
+        flush_mode_from_env()
+
+
+def test_rotation_sets() -> None:
+    l2 = 60 * 2**20
+    assert rotation_sets(400 * 2**20, l2) == 1  # far beyond the L2: one set is already cold
+    assert rotation_sets(12 * 2**20, l2) == 15  # 15 x 12 MB >= 3 x 60 MB
+    assert rotation_sets(1024, l2) == MAX_ROTATION_SETS
+    assert rotation_sets(0, l2) == 1
+
+
+def test_delay_batch_chunk_and_late_rules() -> None:
+    assert delay_for([]) == pytest.approx(20 * US)
+    assert delay_for([8 * US] * 10) == pytest.approx(26 * US)  # 2 x p90 + 10 us
+    assert delay_for([8 * US] * 10, calls=10) == pytest.approx(170 * US)
+    assert delay_for([1.0]) == 5e-3  # capped
+    assert hot_batch_for(10 * US) == 10 and hot_batch_for(1e-3) == 1 and hot_batch_for(1e-9) == 64
+    assert chunk_size_for(50 * US) == 200 and chunk_size_for(1e-3) == 20 and chunk_size_for(1.0) == 5
+    assert late_mask([10 * US, 30 * US], 26 * US) == [False, True]
+
+
+def test_describe_samples_keeps_raw_values() -> None:
+    described = describe_samples([1e-3, 2e-3, 3e-3], batch=4)
+    assert described["median_ms"] == 2.0 and described["min_ms"] == 1.0 and described["n"] == 3
+    assert described["samples_ms"] == [1.0, 2.0, 3.0] and described["batch"] == 4
+    assert describe_samples([]) == {"n": 0}
