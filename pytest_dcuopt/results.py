@@ -91,7 +91,9 @@ def rank_branches(records: Iterable[BranchRecord]) -> dict[str, Any]:
         entries[name] = entry
         eligible = entry["beats_baseline"] or name == "baseline" or base is None
         if record.correct is not False and mine is not None and eligible:
-            candidates.append((mine.median_ms, name))
+            # Rank by speedup where there is one: it is the drift-free interleaved figure when that ran.
+            speedup = entry["speedup_vs_baseline"] if name != "baseline" else 1.0
+            candidates.append((-speedup if speedup else mine.median_ms, name))
     champion = min(candidates)[1] if candidates else None
     return {"branches": entries, "champion": champion,
             "champion_speedup": entries[champion]["speedup_vs_baseline"] if champion else None,
