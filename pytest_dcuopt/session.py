@@ -299,6 +299,7 @@ class DcuOptSession:
         # What the harness itself cost around the measurement (IPC, bookkeeping, pytest-benchmark replay).
         overhead = time.perf_counter() - started - result.get("measure_wall_s", 0.0)
         variant.record.timing["harness_overhead_s"] = round(overhead, 4)
+        variant.record.timing["measure_wall_s"] = round(result.get("measure_wall_s", 0.0), 4)
         if self.options.interleave_rounds:
             self._interleave_with_baseline(variant, spec, benchmark)
 
