@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Evidence for docs/gpu-timing.md, taken on one H200 (or any CUDA GPU with nvcc, ncu and cuobjdump).
+#
+#   bash scripts/h200_evidence.sh A   # suite run 1 (correctness + benchmarks), extras, ncu fidelity, GPU tests
+#   bash scripts/h200_evidence.sh B   # suite runs 2-5 (benchmarks) for stability, pytest-benchmark compare
+#
+# Outputs go to $W (default /tmp/h200) and are packed into $OUT/evidence_<phase>.tgz after every step,
+# so a run cut short still returns what it finished. Phase B reads run 1 from $RUN1 (a state.json) and
+# pytest-benchmark's storage from $BENCH1 when phase A ran on another machine.
+# Machine prerequisites: python3 with torch (CUDA), pytest, pytest-benchmark, hypothesis; nvcc, ncu,
+# cuobjdump. Missing Python wheels may sit in .whl/ (installed to /tmp/site); HIP's headers, when the
+# machine has none, in .carry/hip-include/hip (DCUOPT_HIP_INCLUDE).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+PHASE=${1:-A}
+OUT=${OUT:-/tmp/h200-out}
+W=${W:-/tmp/h200}
+BUDGET_S=${BUDGET_S:-570}
+mkdir -p "$OUT" "$W"
+export PYTHONUNBUFFERED=1
+if ls .whl/*.whl >/dev/null 2>&1; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
+    && export PYTHONPATH=/tmp/site
+fi
+export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
+python3 -c "import importlib.metadata as m; m.version('pytest-dcuopt')" 2>/dev/null || export PYTEST_PLUGINS=pytest_dcuopt.plugin
+if [ ! -f /usr/include/hip/hip_runtime.h ] && [ -d .carry/hip-include/hip ]; then
+  export DCUOPT_HIP_INCLUDE="$PWD/.carry/hip-include"
+fi
+PY=python3
+EV="$PY scripts/h200_evidence.py"
+SUITE=(kernels --dcuopt-backend=cuda -p no:randomly -p no:cacheprovider -q -rs "--dcuopt-cache-dir=$W/cache"
+       --dcuopt-max-time=1.0 --dcuopt-examples=15 --dcuopt-interleave=0 "--benchmark-storage=file://$W/bench")
+START=$SECONDS
+
+left() { echo $((BUDGET_S - (SECONDS - START))); }
+pack() { tar -C "$W" -czf "$OUT/evidence_$PHASE.tgz" --exclude=./cache . 2>/dev/null; }
+step() {  # step NAME MAX_SECONDS command...: runs when time is left, logs to $W/NAME.log, packs afterwards
+  local name=$1 max=$2; shift 2
+  local budget; budget=$(left)
+  [ "$budget" -gt "$max" ] && budget=$max
+  if [ "$budget" -lt 20 ]; then echo "=== $name: SKIPPED, $(left) s left"; return; fi
+  echo "=== $name (limit ${budget} s, at $((SECONDS - START)) s)"
+  timeout "$budget" "$@" > "$W/$name.log" 2>&1
+  echo "--- $name: exit $? after $((SECONDS - START)) s"; tail -n 25 "$W/$name.log"
+  pack
+}
+
+if [ "$PHASE" = A ]; then
+  step env 60 $EV env --out "$W/env.json"
+  step run1 330 $PY -m pytest "${SUITE[@]}" -k "correctness or benchmark" "--dcuopt-run-dir=$W/run1" \
+       "--benchmark-json=$W/run1-bench.json" --benchmark-save=run1
+  step extras 150 $EV extras --state "$W/run1/state.json" --cache "$W/cache" --out "$W/extras.json"
+  step ncu 150 ncu --clock-control none --metrics gpu__time_duration.sum --profile-from-start off -f -o "$W/ncu" \
+       $EV ncu-target --state "$W/run1/state.json" --cache "$W/cache" --out "$W/ncu-seq.json"
+  step ncu-csv 60 bash -c "ncu --import '$W/ncu.ncu-rep' --csv --print-units base > '$W/ncu.csv'"
+  step fidelity 60 $EV fidelity --state "$W/run1/state.json" --ncu "$W/ncu.csv" --seq "$W/ncu-seq.json" \
+       --extras "$W/extras.json" --out "$W/fidelity.json"
+  step tests 200 $PY -m pytest tests/toolchains/test_cuda.py tests/unit/test_device_timing.py tests/unit/test_sass.py \
+       -q -rs -p no:randomly -p no:cacheprovider
+else
+  RUN1=${RUN1:-$W/run1/state.json}
+  if [ -n "${BENCH1:-}" ] && [ -d "$BENCH1" ]; then mkdir -p "$W/bench" && cp -r "$BENCH1"/. "$W/bench/"; fi
+  for i in 2 3 4 5; do
+    extra=()
+    [ "$i" = 5 ] && extra=(--benchmark-compare=0001 "--benchmark-histogram=$W/histogram")
+    step "run$i" 150 $PY -m pytest "${SUITE[@]}" -k benchmark "--dcuopt-run-dir=$W/run$i" \
+         "--benchmark-json=$W/run$i-bench.json" "--benchmark-save=run$i" "${extra[@]}"
+  done
+  states=("$RUN1")
+  for i in 2 3 4 5; do [ -f "$W/run$i/state.json" ] && states+=("$W/run$i/state.json"); done
+  step stability 60 $EV stability "${states[@]}" --out "$W/stability.json"
+fi
+pack
+echo "=== done in $((SECONDS - START)) s; $OUT:"; ls -la "$OUT"
