@@ -59,3 +59,25 @@ skip_if_cuda_device = pytest.mark.skipif(
     cuda_device_missing() is None, reason="checks compile-only behaviour; this machine has a CUDA GPU")
 skip_if_no_cxxfilt = pytest.mark.skipif(
     shutil.which("c++filt") is None, reason="c++filt not found: `apt-get install binutils`")
+
+
+@functools.lru_cache(maxsize=1)
+def hipcc_path() -> str | None:
+    from pytest_dcuopt.toolchains.hip import HipToolchain
+
+    return HipToolchain().compiler()
+
+
+@functools.lru_cache(maxsize=1)
+def llvm_objdump_path() -> str | None:
+    from pytest_dcuopt.toolchains.hip import HipToolchain, find_llvm_objdump
+
+    return find_llvm_objdump(HipToolchain().identity()) if hipcc_path() else None
+
+
+skip_if_no_hipcc = pytest.mark.skipif(
+    hipcc_path() is None, reason="hipcc not found (PATH or $DCUOPT_HIPCC): `apt-get install hipcc libamdhip64-dev` "
+                                 "(scripts/apt-packages.txt), DTK or ROCm")
+skip_if_no_llvm_objdump = pytest.mark.skipif(
+    llvm_objdump_path() is None, reason="no llvm-objdump for AMDGPU: `apt-get install llvm-15`")
+skip_if_no_gxx = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ not found: `apt-get install g++`")

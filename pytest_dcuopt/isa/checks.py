@@ -25,6 +25,9 @@ from .spec import BOUNDS, IsaSpec
 
 PASS, FAIL, INCONCLUSIVE = "pass", "fail", "inconclusive"
 AMD_ONLY_BOUNDS = ("max_vgprs", "max_sgprs", "max_agprs")
+_UNITS = {"max_vgprs": "VGPRs", "max_sgprs": "SGPRs", "max_agprs": "AGPRs", "max_registers": "registers",
+          "max_shared_bytes": "bytes of LDS/shared memory", "max_scratch_bytes": "bytes of scratch/stack",
+          "max_spills": "spills (count on AMD, bytes on NVIDIA)", "min_occupancy": "waves per SIMD"}
 _EVIDENCE = 3
 _REGEX_SYNTAX_RE = re.compile(r"\\[bBAZzdDsSwW]|\(\?[:=!<]+|[\^$()\[\]{}?*+|\\]")
 
@@ -241,7 +244,7 @@ class _Context:
                     broken.append(f"{shown}: {value}")
         found = ", ".join(f"{k}: {v}" for k, v in values.items())
         if broken:
-            return CheckResult("resource", subject, FAIL, f"{', '.join(broken)} ({field_name})")
+            return CheckResult("resource", subject, FAIL, f"{', '.join(broken)} {_UNITS[bound]}")
         if unknown:
             source = "the toolchain reports no resource usage" if not self.dump.resources else "not reported"
             return CheckResult("resource", subject, INCONCLUSIVE,

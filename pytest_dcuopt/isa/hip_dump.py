@@ -110,6 +110,7 @@ def _with_save_temps(toolchain: HipToolchain, artifact: Artifact, dump: IsaDump)
     dump.tool = (f"{dump.tool}; fallback: {result.command_line}" if dump.tool else f"fallback: {result.command_line}")
     dump.notes.append(f"FALLBACK: {reason}. The ISA checked here is the device assembly {kept.name} from "
                       "`hipcc -save-temps` with the same compiler and flags, not a disassembly of the built binary")
+    dump.errors.clear()  # recovered: the failure is told in the note, and the ISA is complete
 
 
 def _persist(path: Path, data: bytes) -> Path:

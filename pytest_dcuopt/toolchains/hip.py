@@ -21,6 +21,7 @@ from __future__ import annotations
 import ctypes
 import functools
 import glob
+import importlib.util
 import json
 import os
 import re
@@ -56,6 +57,7 @@ _ARCH_REJECTED_RE = re.compile(r"invalid target ID|unsupported (?:HIP )?gpu arch
                                r"invalid offload arch|is not a recognized processor", re.I)
 _CLANG_VERSION_RE = re.compile(r"clang version (\d+)")
 _CK_TILE_USE_RE = re.compile(r"ck_tile/|ck_tile::")
+_TORCH_VERSION_RE = re.compile(r"^(__version__|hip)\s*(?::[^=\n]*)?=\s*(.+?)\s*$", re.M)
 _DEVICE_PROBE = r"""
 import json
 try:
@@ -268,13 +270,40 @@ def find_llvm_objdump(identity: str = "") -> str | None:
 
 @functools.lru_cache(maxsize=1)
 def device_probe() -> dict[str, Any]:
-    """Is there a ROCm/DTK torch device? Asked in a subprocess, so pytest itself never opens a HIP context."""
+    """Is there a ROCm/DTK torch device? Asked in a subprocess, so pytest itself never opens a HIP context.
+
+    A torch whose version file says `hip = None` (CPU or CUDA builds) cannot have one: that is read
+    from torch/version.py without importing torch, which saves seconds per pytest run in CI.
+    """
+    build = _torch_build()
+    if build is not None and build.get("hip") is None:
+        return {"device": None, "torch": build.get("version"), "hip": None,
+                "reason": f"torch {build.get('version')} is not a ROCm/DTK build (torch.version.hip is None)"}
     result = run_tool([sys.executable, "-c", _DEVICE_PROBE], timeout=120)
     try:
         return dict(json.loads(result.stdout.strip().splitlines()[-1]))
     except (json.JSONDecodeError, IndexError):
         return {"device": None, "reason": f"the torch device probe failed (exit {result.returncode}): "
                                           f"{result.stderr.strip()[-500:]}"}
+
+
+def _torch_build() -> dict[str, str | None] | None:
+    """`__version__` and `hip` from torch/version.py, or None when torch or the file is not there."""
+    spec = importlib.util.find_spec("torch")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    try:
+        text = (Path(list(spec.submodule_search_locations)[0]) / "version.py").read_text()
+    except OSError:
+        return None
+    values = {m.group(1): m.group(2) for m in _TORCH_VERSION_RE.finditer(text)}
+    if "hip" not in values:
+        return None
+    return {"version": _unquote(values.get("__version__")), "hip": _unquote(values["hip"])}
+
+
+def _unquote(value: str | None) -> str | None:
+    return None if value is None or value == "None" else value.strip("'\"")
 
 
 def rocminfo_archs() -> list[str]:
