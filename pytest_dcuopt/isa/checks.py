@@ -272,7 +272,18 @@ class _Context:
 
 
 def _mark_text(spec: IsaSpec) -> str:
-    return ", ".join(f"{k}={v!r}" for k, v in spec.to_json().items() if k != "origin")
+    return ", ".join(f"{k}={_show(v)}" for k, v in spec.to_json().items() if k != "origin")
+
+
+def _show(value: Any) -> str:
+    """Mark values as a person wrote them: patterns as raw strings, single values unwrapped."""
+    if isinstance(value, str):
+        return f"r'{value}'" if "\\" in value else repr(value)
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{_show(k)}: {v}" for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return _show(value[0]) if len(value) == 1 else "[" + ", ".join(_show(v) for v in value) + "]"
+    return repr(value)
 
 
 __all__ = ["CheckResult", "Verdict", "evaluate", "resolve_scope", "PASS", "FAIL", "INCONCLUSIVE", "UNSPLIT"]

@@ -8,6 +8,7 @@ which tool its evidence came from.
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -18,6 +19,8 @@ from .dcu import run_dccobjdump, split_listing
 from .functions import split_asm, split_objdump
 from .lines import parse_amdgcn
 from .model import IsaDump
+
+_PADDING_RE = re.compile(r"^\s*s_(?:nop 0|code_end)\b")
 
 if TYPE_CHECKING:
     from ..toolchains.base import Artifact
@@ -83,7 +86,7 @@ def _with_llvm_objdump(tool: str | None, artifact: Artifact, code_objects: dict[
         if not result.ok:
             dump.errors.append(f"llvm-objdump failed (exit {result.returncode}): {result.stderr.strip()[-1500:]}")
             continue
-        dump.functions.update(split_objdump(result.stdout))
+        dump.functions.update({name: _trim_padding(body) for name, body in split_objdump(result.stdout).items()})
     dump.tool = "; ".join(commands)
 
 
@@ -111,6 +114,14 @@ def _with_save_temps(toolchain: HipToolchain, artifact: Artifact, dump: IsaDump)
     dump.notes.append(f"FALLBACK: {reason}. The ISA checked here is the device assembly {kept.name} from "
                       "`hipcc -save-temps` with the same compiler and flags, not a disassembly of the built binary")
     dump.errors.clear()  # recovered: the failure is told in the note, and the ISA is complete
+
+
+def _trim_padding(body: str) -> str:
+    """Drop the `s_nop 0` fill the linker puts after a kernel's s_endpgm (code alignment, never executed)."""
+    lines = body.splitlines()
+    while lines and _PADDING_RE.match(lines[-1]):
+        lines.pop()
+    return "\n".join(lines)
 
 
 def _persist(path: Path, data: bytes) -> Path:

@@ -109,9 +109,6 @@ class IsaSpec:
             return f"written for arch {'/'.join(self.archs)}, the target is {arch or 'unknown'}"
         return None
 
-    def could_apply_to(self, families: tuple[str, ...]) -> bool:
-        return not self.families or any(f in FAMILY_COVERS[mine] for mine in self.families for f in families)
-
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {}
         if self.require:
