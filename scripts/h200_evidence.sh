@@ -3,10 +3,12 @@
 #
 #   bash scripts/h200_evidence.sh A   # suite run 1 (correctness + benchmarks), extras, ncu fidelity, GPU tests
 #   bash scripts/h200_evidence.sh B   # suite runs 2-5 (benchmarks) for stability, pytest-benchmark compare
+#   bash scripts/h200_evidence.sh C   # runs 1-2 (benchmarks) + extras + ncu fidelity   } the same, split to fit
+#   bash scripts/h200_evidence.sh D   # runs 3-5 + the stability table over runs 1-5    } 10-minute calls
 #
 # Outputs go to $W (default /tmp/h200) and are packed into $OUT/evidence_<phase>.tgz after every step,
-# so a run cut short still returns what it finished. Phase B reads run 1 from $RUN1 (a state.json) and
-# pytest-benchmark's storage from $BENCH1 when phase A ran on another machine.
+# so a run cut short still returns what it finished. B and D read the earlier runs' state.json files and
+# pytest-benchmark storage from $PRIOR (an unpacked evidence folder) when they run on a fresh machine.
 # Machine prerequisites: python3 with torch (CUDA), pytest, pytest-benchmark, hypothesis; nvcc, ncu,
 # cuobjdump. Missing Python wheels may sit in .whl/ (installed to /tmp/site); HIP's headers, when the
 # machine has none, in .carry/hip-include/hip (DCUOPT_HIP_INCLUDE).
@@ -46,30 +48,55 @@ step() {  # step NAME MAX_SECONDS command...: runs when time is left, logs to $W
   pack
 }
 
-if [ "$PHASE" = A ]; then
-  step env 60 $EV env --out "$W/env.json"
-  step run1 330 $PY -m pytest "${SUITE[@]}" -k "correctness or benchmark" "--dcuopt-run-dir=$W/run1" \
-       "--benchmark-json=$W/run1-bench.json" --benchmark-save=run1
+run_suite() {  # run_suite N [-k EXPR]: one suite run into $W/runN, saved in pytest-benchmark's storage as runN
+  local n=$1; shift
+  local extra=()
+  [ "$n" = 5 ] && extra=(--benchmark-compare=0001 "--benchmark-histogram=$W/histogram")
+  step "run$n" 330 $PY -m pytest "${SUITE[@]}" "$@" "--dcuopt-run-dir=$W/run$n" "--benchmark-json=$W/run$n-bench.json" \
+       "--benchmark-save=run$n" "${extra[@]}"
+}
+fidelity_steps() {
   step extras 150 $EV extras --state "$W/run1/state.json" --cache "$W/cache" --out "$W/extras.json"
   step ncu 150 ncu --clock-control none --metrics gpu__time_duration.sum --profile-from-start off -f -o "$W/ncu" \
        $EV ncu-target --state "$W/run1/state.json" --cache "$W/cache" --out "$W/ncu-seq.json"
   step ncu-csv 60 bash -c "ncu --import '$W/ncu.ncu-rep' --csv --print-units base > '$W/ncu.csv'"
   step fidelity 60 $EV fidelity --state "$W/run1/state.json" --ncu "$W/ncu.csv" --seq "$W/ncu-seq.json" \
        --extras "$W/extras.json" --out "$W/fidelity.json"
+}
+gpu_tests() {
   step tests 200 $PY -m pytest tests/toolchains/test_cuda.py tests/unit/test_device_timing.py tests/unit/test_sass.py \
        -q -rs -p no:randomly -p no:cacheprovider
-else
-  RUN1=${RUN1:-$W/run1/state.json}
-  if [ -n "${BENCH1:-}" ] && [ -d "$BENCH1" ]; then mkdir -p "$W/bench" && cp -r "$BENCH1"/. "$W/bench/"; fi
-  for i in 2 3 4 5; do
-    extra=()
-    [ "$i" = 5 ] && extra=(--benchmark-compare=0001 "--benchmark-histogram=$W/histogram")
-    step "run$i" 150 $PY -m pytest "${SUITE[@]}" -k benchmark "--dcuopt-run-dir=$W/run$i" \
-         "--benchmark-json=$W/run$i-bench.json" "--benchmark-save=run$i" "${extra[@]}"
+}
+stability() {
+  local states=()
+  for i in 1 2 3 4 5; do
+    for candidate in "$W/run$i/state.json" "${PRIOR:-/nonexistent}/run$i/state.json"; do
+      [ -f "$candidate" ] && { states+=("$candidate"); break; }
+    done
   done
-  states=("$RUN1")
-  for i in 2 3 4 5; do [ -f "$W/run$i/state.json" ] && states+=("$W/run$i/state.json"); done
   step stability 60 $EV stability "${states[@]}" --out "$W/stability.json"
-fi
+}
+if [ -n "${PRIOR:-}" ] && [ -d "$PRIOR/bench" ]; then mkdir -p "$W/bench" && cp -r "$PRIOR/bench/." "$W/bench/"; fi
+
+case "$PHASE" in
+  A)  # everything that needs one run: correctness + benchmarks, fidelity, extras, the GPU tests
+      step env 60 $EV env --out "$W/env.json"
+      run_suite 1 -k "correctness or benchmark"
+      fidelity_steps
+      gpu_tests ;;
+  B)  # stability: runs 2-5 (PRIOR=<folder of phase A's results> when A ran on another machine)
+      for i in 2 3 4 5; do run_suite "$i" -k benchmark; done
+      stability ;;
+  C)  # what fits one 10-minute call: runs 1-2 (benchmarks), fidelity and extras on run 1
+      step env 60 $EV env --out "$W/env.json"
+      run_suite 1 -k benchmark
+      fidelity_steps
+      run_suite 2 -k benchmark ;;
+  D)  # runs 3-5 and the stability table over runs 1-5 (PRIOR=<folder of phase C's results>)
+      for i in 3 4 5; do run_suite "$i" -k benchmark; done
+      stability
+      gpu_tests ;;
+  *)  echo "usage: $0 A|B|C|D" >&2; exit 2 ;;
+esac
 pack
 echo "=== done in $((SECONDS - START)) s; $OUT:"; ls -la "$OUT"

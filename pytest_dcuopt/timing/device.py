@@ -12,6 +12,12 @@ The method (docs/gpu-timing.md has the reasoning and the H200 evidence):
   delay ends. A sample whose host-side queueing (delay kernel to end event) took longer than the delay
   runs on the GPU (measured by an event before the delay) may have let the GPU idle inside the timed
   window: it is discarded, and when that happens often the delay is doubled.
+* **Event bracket cost removed**: a start/end event pair around one kernel also counts the GPU's own
+  launch and completion latency (about 2 us on an H200, independent of the kernel). A few cold samples
+  are taken again under the profiler (torch.profiler: CUPTI / roctracer); per sample, event time minus
+  the device time the profiler recorded for the solve's kernels is the bracket's cost, and its median
+  is subtracted from every cold sample (`extra["event_offset"]`, with the raw event median). Where no
+  profiler records device activity the raw event times stay, and the record says so.
 * **Noise-based stopping**: `policy.should_stop` (min samples, min time, median CI half-width target,
   time cap), checked after each chunk of queued samples.
 * **Hot samples** (`extra["hot"]`): back-to-back calls behind one delay kernel, no flush, one event
@@ -49,6 +55,9 @@ HOT_BATCH_TARGET_S = 100e-6  # GPU time per hot batch
 MAX_HOT_BATCH = 64
 LATE_MARGIN = 0.9  # a sample is clean when its host queueing took under this fraction of the delay
 SEED_WARMUP, SEED_REPEAT = 10, 20
+OFFSET_ENV = "DCUOPT_EVENT_OFFSET"  # profiler (default) | none
+OFFSET_SAMPLES = 20
+OFFSET_LIMIT_S = 10e-6  # an offset above max(this, half the kernel time) is not trusted
 OVERHEAD_CALLS = 20
 
 
@@ -192,9 +201,16 @@ def measure_device(launches: Sequence[Callable[[], None]], policy: TimingPolicy,
                               target_rel_spread=policy.target_rel_spread, min_time_s=min(policy.min_time_s, 0.05),
                               max_time_s=max(0.05, policy.max_time_s / 4), cold=False)
     hot = _sample_hot([launch], backend, hot_policy, hiding, host, batch, clock)
+    offset = calibrate_offset(launch, backend, hiding, cold_median)
+    raw_cold_median = cold_median
+    if offset.applied:
+        cold.seconds = [t - offset.seconds for t in cold.seconds]
+        hot.seconds = [t - offset.seconds / batch for t in hot.seconds]
+        cold_median = statistics.median(cold.seconds)
     extra: dict[str, Any] = {
         "flush": backend.flush_info(),
         "launch_hiding": hiding.to_json(),
+        "event_offset": {**offset.to_json(), "raw_event_median_ms": _r(raw_cold_median * 1e3)},
         "stream": "events and kernel on the runtime's current stream (the legacy default stream for a C ABI solve)",
         "late_samples_discarded": cold.late,
         "hot": describe_samples(hot.seconds, batch=batch, stop_reason=hot.reason, late_discarded=hot.late,
@@ -206,6 +222,8 @@ def measure_device(launches: Sequence[Callable[[], None]], policy: TimingPolicy,
                          "resident": bool(working_set_bytes and working_set_bytes < ROTATION_TARGET * backend.l2_bytes / 2)}
     if sets > 1:
         rotated = _sample_hot(list(launches), backend, hot_policy, hiding, host, batch, clock)
+        if offset.applied:
+            rotated.seconds = [t - offset.seconds / batch for t in rotated.seconds]
         extra["hot_rotated"] = describe_samples(rotated.seconds, batch=batch, sets=sets, stop_reason=rotated.reason,
                                                 what="back-to-back calls over rotating input sets, no flush")
     extra["seed_method"] = seed_method(launch, backend)
@@ -318,6 +336,109 @@ def _judge(gaps: list[float], spans: list[float], hiding: Hiding) -> list[bool]:
         hiding.expected_gap_s = 0.0  # re-learn the (longer) delay's duration
         hiding.adjustments += 1
     return late
+
+
+@dataclass
+class Offset:
+    """The event bracket's own cost: event time minus the kernels' device time, from profiler records."""
+
+    applied: bool
+    seconds: float = 0.0
+    reason: str = ""
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        if not self.applied:
+            return {"applied": False, "reason": self.reason}
+        return {"applied": True, "offset_us": _r(self.seconds * 1e6), **self.details,
+                "what": "per-sample event time minus the summed device durations of the solve's kernels, recorded by "
+                        "the profiler (CUPTI / roctracer through torch.profiler) on profiled cold samples; its median "
+                        "is subtracted from every cold sample (and offset/batch from hot samples)"}
+
+
+def offset_mode_from_env() -> str:
+    mode = os.environ.get(OFFSET_ENV, "profiler").strip().lower() or "profiler"
+    if mode not in ("profiler", "none"):
+        raise ValueError(f"${OFFSET_ENV}={mode!r}: use `profiler` (subtract the event bracket's cost measured "
+                         "against the profiler's kernel records, the default) or `none` (raw event times)")
+    return mode
+
+
+def bracket_offset(event_seconds: Sequence[float], device_seconds: Sequence[float], limit_s: float) -> tuple[float | None, str]:
+    """Median of (event - device) per sample, or None with the reason it cannot be trusted."""
+    if not event_seconds or len(event_seconds) != len(device_seconds):
+        return None, "no paired samples"
+    gaps = sorted(e - d for e, d in zip(event_seconds, device_seconds))
+    offset = statistics.median(gaps)
+    if offset < 0:
+        return None, f"the profiler's kernel time exceeds the event time by {-offset * 1e6:.2f} us"
+    if offset > limit_s:
+        return None, f"offset {offset * 1e6:.2f} us is implausibly large (over {limit_s * 1e6:.1f} us)"
+    return offset, ""
+
+
+def calibrate_offset(launch: Callable[[], None], backend: DeviceBackend, hiding: Hiding, cold_median_s: float,
+                     samples: int = OFFSET_SAMPLES) -> Offset:
+    """Profile a few cold samples exactly as they are timed; pair each event time with the kernels' own time."""
+    if offset_mode_from_env() == "none":
+        return Offset(False, reason=f"${OFFSET_ENV}=none: raw event times")
+    profile = getattr(backend, "profile_device", None)
+    if profile is None:
+        return Offset(False, reason="this runtime has no profiler hook; raw event times (they include the bracket's cost)")
+    infra = profile(lambda: (backend.flush(), hiding.supported and backend.sleep(1000)))
+    if not infra:
+        return Offset(False, reason="the profiler recorded no device activity (CUPTI/roctracer unavailable?); raw "
+                                    "event times (they include the bracket's cost)")
+    marks: list[tuple[Event, Event]] = []
+
+    def body() -> None:
+        for _ in range(samples):
+            backend.flush()
+            begin, end = backend.event(), backend.event()
+            if hiding.supported:
+                backend.sleep(hiding.cycles())
+            begin.record()
+            launch()
+            end.record()
+            marks.append((begin, end))
+
+    activities = profile(body)
+    if not activities:
+        return Offset(False, reason="profiling the samples failed; raw event times")
+    grouped = split_activities(activities, [name for name, _ in infra], samples)
+    if isinstance(grouped, str):
+        return Offset(False, reason=grouped + "; raw event times")
+    device = [sum(duration for _, duration in group) for group in grouped]
+    names = {name for group in grouped for name, _ in group}
+    ours = len(grouped[0])
+    events = [b.elapsed_time(e) * 1e-3 for b, e in marks]
+    offset, why = bracket_offset(events, device, limit_s=max(OFFSET_LIMIT_S, 0.5 * cold_median_s))
+    if offset is None:
+        return Offset(False, reason=why + "; raw event times")
+    return Offset(True, offset, details={"samples": samples, "device_median_us": _r(statistics.median(device) * 1e6),
+                                         "profiled_event_median_us": _r(statistics.median(events) * 1e6),
+                                         "activities_per_call": ours, "kernels": sorted(names)[:8]})
+
+
+def split_activities(activities: Sequence[tuple[str, float]], infra: Sequence[str],
+                     samples: int) -> list[list[tuple[str, float]]] | str:
+    """The solve's own device activities of each profiled sample, or why they cannot be told apart.
+
+    Each sample queues the flush/delay activities (`infra`, learnt by profiling them alone) and then the
+    solve's. First by position (robust when the solve runs the same kernels as the flush); failing that,
+    by dropping every activity named like an infra one.
+    """
+    per_sample, rest = divmod(len(activities), samples)
+    if not rest and per_sample > len(infra):
+        chunks = [list(activities[i * per_sample:(i + 1) * per_sample]) for i in range(samples)]
+        if all([name for name, _ in chunk[:len(infra)]] == list(infra) for chunk in chunks):
+            return [chunk[len(infra):] for chunk in chunks]
+    ours = [item for item in activities if item[0] not in set(infra)]
+    per_sample, rest = divmod(len(ours), samples)
+    if rest or per_sample < 1:
+        return (f"{len(activities)} device activities for {samples} samples do not split into the flush/delay "
+                f"activities ({', '.join(infra)}) and the solve's")
+    return [ours[i * per_sample:(i + 1) * per_sample] for i in range(samples)]
 
 
 def _sample_hot(launches: Sequence[Callable[[], None]], backend: DeviceBackend, policy: TimingPolicy,
@@ -435,6 +556,23 @@ class TorchBackend:
             self.torch.sum(self._buffer, 0, out=self._sink)  # one reduction kernel, reads every byte
         elif self.flush_mode == "write":
             self._buffer.zero_()
+
+    def profile_device(self, body: Callable[[], Any]) -> list[tuple[str, float]] | None:
+        """[(name, seconds)] of every device activity `body` queues, in start order (torch.profiler: CUPTI on
+        CUDA, roctracer on ROCm), or None when the profiler cannot record device activity here."""
+        torch = self.torch
+        try:
+            from torch.profiler import ProfilerActivity, profile
+
+            with profile(activities=[ProfilerActivity.CUDA]) as prof:
+                body()
+                self.synchronize()
+            events = prof.profiler.kineto_results.events()  # type: ignore[union-attr]
+            device = [e for e in events if e.device_type() == torch.autograd.DeviceType.CUDA and e.duration_ns() > 0]
+        except Exception:  # noqa: BLE001 - a missing profiler means "no correction", said in the record
+            return None
+        device.sort(key=lambda e: e.start_ns())
+        return [(e.name(), e.duration_ns() * 1e-9) for e in device] or None
 
     def flush_info(self) -> dict[str, Any]:
         how = {"read": "a sum over the buffer (reads evict the kernel's lines; the L2 is left clean)",

@@ -56,8 +56,9 @@ class CudaError(DcuOptError):
         code_part = f" ({code})" if code is not None else ""
         consequence = (" The context is now unusable, so this branch's worker process exits and the next call starts "
                        "a fresh one." if fatal else "")
-        super().__init__(f"{name}{code_part}: {text}, {when}.{consequence} Run the branch under compute-sanitizer "
-                         "(memcheck) to find the faulting access.")
+        fix = (" Run the branch under compute-sanitizer (memcheck) to find the faulting access." if fatal else
+               " Check solve()'s launch configuration (grid and block sizes, shared memory) against the device's limits.")
+        super().__init__(f"{name}{code_part}: {text}, {when}.{consequence}{fix}")
 
     @classmethod
     def from_code(cls, code: int, source: ErrorSource, when: str) -> CudaError:

@@ -12,7 +12,7 @@ import math
 
 import pytest
 
-from pytest_dcuopt.timing.device import (FALLBACK_L2_BYTES, MAX_ROTATION_SETS, chunk_size_for, delay_for,
+from pytest_dcuopt.timing.device import (FALLBACK_L2_BYTES, bracket_offset, split_activities, MAX_ROTATION_SETS, chunk_size_for, delay_for,
                                          describe_samples, flush_bytes_for, flush_mode_from_env, hot_batch_for,
                                          late_mask, measure_device, rotation_sets, seed_method)
 from pytest_dcuopt.timing.policy import TimingPolicy
@@ -51,8 +51,12 @@ class SimGpu:
     timer = "simulated events"
 
     def __init__(self, cold_s: float = 10 * US, hot_s: float = 4 * US, launch_cost: float = 8 * US,
-                 has_sleep: bool = True, l2_bytes: int = 50 * 2**20) -> None:
+                 has_sleep: bool = True, l2_bytes: int = 50 * 2**20, bracket_s: float = 0.0,
+                 profiler: bool = False) -> None:
         self.clock = SimClock()
+        self.bracket_s = bracket_s  # the GPU's own launch latency: inside the events, outside the kernel record
+        self.profiler = profiler
+        self.recording: list[tuple[str, float]] | None = None
         self.free_at = 0.0
         self.cold_s, self.hot_s, self.launch_cost = cold_s, hot_s, launch_cost
         self.record_cost, self.flush_s, self.cycles_per_s = 1 * US, 30 * US, 1.5e9
@@ -62,17 +66,29 @@ class SimGpu:
         self.calls = 0
         self.stalls: dict[int, float] = {}  # call number -> extra host seconds (a descheduled thread)
 
-    def run(self, duration: float) -> float:
-        """Queue an op now; return when it starts on the GPU."""
+    def run(self, duration: float, activity: str | None = None) -> float:
+        """Queue an op now; return when it starts on the GPU. Named ops are device activities a profiler sees."""
         start = max(self.free_at, self.clock.now)
         self.free_at = start + duration
+        if activity and self.recording is not None:
+            self.recording.append((activity, duration))
         return start
 
     def kernel(self) -> None:
         self.calls += 1
         self.clock.spend(self.launch_cost + self.stalls.get(self.calls, 0.0))
-        self.run(self.cold_s if self.cache_cold else self.hot_s)
+        self.run(self.bracket_s)
+        self.run(self.cold_s if self.cache_cold else self.hot_s, "solve_kernel")
         self.cache_cold = False
+
+    def profile_device(self, body):
+        if not self.profiler:
+            return None
+        self.recording = []
+        body()
+        self.synchronize()
+        found, self.recording = self.recording, None
+        return found
 
     # DeviceBackend
     def event(self) -> SimEvent:
@@ -85,12 +101,12 @@ class SimGpu:
         if not self.has_sleep:
             return False
         self.clock.spend(3 * US)
-        self.run(cycles / self.cycles_per_s)
+        self.run(cycles / self.cycles_per_s, "spin_kernel")
         return True
 
     def flush(self) -> None:
         self.clock.spend(2 * US)
-        self.run(self.flush_s)
+        self.run(self.flush_s, "reduce_kernel")
         self.cache_cold = True
 
     def flush_info(self) -> dict:
@@ -117,6 +133,35 @@ def test_cold_samples_measure_the_kernel_not_the_launch() -> None:
     hot = samples.extra["hot"]
     assert hot["median_ms"] == pytest.approx(4e-3, rel=1e-6) and hot["batch"] == math.ceil(100 / 10)
     assert len(hot["samples_ms"]) == hot["n"]
+
+
+def test_the_event_brackets_own_cost_is_measured_against_the_profiler_and_removed() -> None:
+    gpu = SimGpu(bracket_s=2 * US, profiler=True)
+    samples = measure_device([gpu.kernel], POLICY, gpu, clock=gpu.clock)
+    offset = samples.extra["event_offset"]
+    assert offset["applied"] and offset["offset_us"] == pytest.approx(2.0)
+    assert offset["raw_event_median_ms"] == pytest.approx(0.012) and offset["device_median_us"] == pytest.approx(10.0)
+    assert statistics_median(samples.seconds) == pytest.approx(10 * US, rel=1e-6)
+    batch = samples.extra["hot"]["batch"]
+    assert batch == 9  # from the raw 12 us cold median
+    assert samples.extra["hot"]["median_ms"] == pytest.approx((batch * 6 - 2) / batch * 1e-3, rel=1e-6)  # (B(2+4)-2)/B
+
+
+def test_without_a_profiler_raw_event_times_stay_and_it_says_so() -> None:
+    gpu = SimGpu(bracket_s=2 * US)
+    samples = measure_device([gpu.kernel], POLICY, gpu, clock=gpu.clock)
+    assert samples.extra["event_offset"]["applied"] is False
+    assert "the profiler recorded no device activity" in samples.extra["event_offset"]["reason"]
+    assert statistics_median(samples.seconds) == pytest.approx(12 * US, rel=1e-6)
+
+
+def test_bracket_offset_rules(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert bracket_offset([12 * US] * 3, [10 * US] * 3, 10 * US)[0] == pytest.approx(2 * US)
+    assert bracket_offset([10 * US], [12 * US], 10 * US)[1].startswith("the profiler's kernel time exceeds")
+    assert "implausibly large" in bracket_offset([50 * US], [10 * US], 10 * US)[1]
+    monkeypatch.setenv("DCUOPT_EVENT_OFFSET", "none")
+    gpu = SimGpu(bracket_s=2 * US, profiler=True)
+    assert measure_device([gpu.kernel], POLICY, gpu, clock=gpu.clock).extra["event_offset"]["applied"] is False
 
 
 def test_launch_overhead_is_measured_and_would_dominate_unhidden() -> None:
@@ -223,3 +268,15 @@ def test_describe_samples_keeps_raw_values() -> None:
     assert described["median_ms"] == 2.0 and described["min_ms"] == 1.0 and described["n"] == 3
     assert described["samples_ms"] == [1.0, 2.0, 3.0] and described["batch"] == 4
     assert describe_samples([]) == {"n": 0}
+
+
+def test_split_activities() -> None:
+    infra = ["reduce", "spin"]
+    sample = [("reduce", 1.0), ("spin", 2.0), ("k1", 3.0), ("k2", 4.0)]
+    assert split_activities(sample * 2, infra, 2) == [[("k1", 3.0), ("k2", 4.0)]] * 2
+    # A solve that runs the flush's own kernel is still separated, by position.
+    torch_sum = [("reduce", 1.0), ("spin", 2.0), ("reduce", 5.0)]
+    assert split_activities(torch_sum * 3, infra, 3) == [[("reduce", 5.0)]] * 3
+    # An extra activity breaks the positions; dropping infra names still separates the solve's kernels.
+    assert split_activities(sample * 2 + [("spin", 2.0)], infra, 2) == [[("k1", 3.0), ("k2", 4.0)]] * 2
+    assert split_activities([("reduce", 1.0), ("spin", 2.0)] * 2, infra, 2).startswith("4 device activities")
