@@ -310,6 +310,23 @@ def cmd_stability(args: argparse.Namespace) -> None:
     print("\n".join(lines))
 
 
+def cmd_prebuild(args: argparse.Namespace) -> None:
+    """Build every .cu/.hip example into the suite's cache in parallel (the suite then only hits the cache)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from pytest_dcuopt.toolchains.cache import BuildCache
+    from pytest_dcuopt.toolchains.cuda import CudaToolchain
+
+    toolchain, cache = CudaToolchain(arch=ARCH), BuildCache(args.cache)
+    sources = sorted(p for p in KERNELS.rglob("kernel.*") if p.suffix in (".cu", ".hip"))
+    hip = [p for p in sources if p.suffix == ".hip"]
+    if hip:  # the HIP header copy is made once, before the pool
+        toolchain.build(hip[0], cache)
+    with ThreadPoolExecutor(max_workers=min(16, os.cpu_count() or 2)) as pool:
+        for source, artifact in zip(sources, pool.map(lambda p: toolchain.build(p, cache), sources)):
+            print(f"{source.relative_to(KERNELS)}: {artifact.seconds:.1f} s cached={artifact.cached}")
+
+
 def cmd_env(args: argparse.Namespace) -> None:
     info: dict[str, Any] = {"python": platform.python_version(), "platform": platform.platform()}
     for name, command in (("nvidia_smi", ["nvidia-smi", "--query-gpu=name,driver_version,clocks.sm,clocks.max.sm,"
@@ -347,11 +364,13 @@ def main() -> None:
     p = sub.add_parser("stability")
     p.add_argument("states", type=Path, nargs="+")
     p.add_argument("--out", type=Path, required=True)
+    p = sub.add_parser("prebuild")
+    p.add_argument("--cache", type=Path, required=True)
     p = sub.add_parser("env")
     p.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
     {"targets": cmd_targets, "ncu-target": cmd_ncu_target, "fidelity": cmd_fidelity, "extras": cmd_extras,
-     "stability": cmd_stability, "env": cmd_env}[args.command](args)
+     "stability": cmd_stability, "env": cmd_env, "prebuild": cmd_prebuild}[args.command](args)
 
 
 if __name__ == "__main__":
