@@ -65,6 +65,7 @@ def render_summary(state: Mapping[str, Any]) -> str:
             out += _table(branch_rows(result))
             out.append("")
             out += _problems(result)
+            out += _isa_lines(result)
     if any(b.get("timing") and b["timing"].get("concurrent_workers", 1) > 1
            for d in state["cases"].values() for t in d["toolchains"].values() for b in t["branches"].values()):
         out += ["**Warning:** timings were taken while several xdist workers ran at once; they are fit for a "
@@ -74,6 +75,19 @@ def render_summary(state: Mapping[str, Any]) -> str:
             "the baseline when they ran (`timing.interleaved`), else from the two separate measurements; the median "
             "columns are the separate measurements.", ""]
     return "\n".join(out)
+
+
+def _isa_lines(result: Mapping[str, Any]) -> list[str]:
+    """One line per branch with ISA verdicts (isa_check.json has the details): outcome, target, what did not pass."""
+    lines: list[str] = []
+    for name, branch in result["branches"].items():
+        isa = branch.get("isa")
+        if not isa:
+            continue
+        unmet = [c for v in isa["verdicts"] for c in v["checks"] if not c.startswith("pass")]
+        lines.append(f"- ISA **{name}**: {isa['outcome']} ({isa['family']}, {isa.get('arch') or 'arch unknown'})")
+        lines += [f"  - {c}" for c in unmet[:8]]
+    return lines + [""] if lines else []
 
 
 def _problems(result: Mapping[str, Any]) -> list[str]:

@@ -63,6 +63,8 @@ def test_amdgcn_float4_passes_and_the_scalar_baseline_fails_with_what_it_found(r
     branches = branch_state(pytester, "isa_vector_add", "hip")
     assert branches["float4"]["isa"]["outcome"] == "pass" and branches["baseline"]["isa"]["outcome"] == "fail"
     assert branches["float4"]["isa"]["arch"] == "gfx90a"
+    summary = (pytester.path / "run" / "summary.md").read_text()
+    assert "- ISA **baseline**: fail (amdgcn, gfx90a)" in summary and "- ISA **float4**: pass (amdgcn, gfx90a)" in summary
 
 
 @skip_if_no_nvcc
