@@ -5,6 +5,8 @@ Build: `HIP_PLATFORM=amd hipcc -shared -fPIC -O3 -std=c++17 --offload-arch=<arch
 and `-I <ck_tile include>` for a CK Tile kernel). The arch is --dcuopt-arch (its `gfx...` entry),
 else the device's (`rocminfo`, then torch's `gcnArchName`); it is never guessed: with neither,
 builds are refused with the fix, so ISA checks skip instead of checking some other chip's code.
+A CI script may name the arch for device-less runs in $DCUOPT_HIP_COMPILE_ARCH (the option and a
+device both win over it); every availability reason and verdict says where the arch came from.
 
 Capability: RUN with hipcc and a ROCm/DTK torch device (torch.cuda on those builds);
 COMPILE_ONLY with hipcc alone (CI: Debian's `hipcc` with HIP_PLATFORM=amd); UNAVAILABLE without.
@@ -42,6 +44,8 @@ from .cache import BuildCache
 HIPCC_ENV = "DCUOPT_HIPCC"
 DCCOBJDUMP_ENV = "DCUOPT_DCCOBJDUMP"
 LLVM_OBJDUMP_ENV = "DCUOPT_LLVM_OBJDUMP"
+#: The arch for runs with no device and no --dcuopt-arch (CI sets gfx90a); a device or the option wins over it.
+COMPILE_ARCH_ENV = "DCUOPT_HIP_COMPILE_ARCH"
 #: hipcc picks the NVIDIA platform when it sees nvcc; this toolchain always builds for AMD/DCU.
 HIP_ENV = {"HIP_PLATFORM": "amd"}
 BASE_FLAGS = ("-shared", "-fPIC", "-O3", "-std=c++17")
@@ -138,8 +142,13 @@ class HipToolchain(Toolchain):
             found = rocminfo_archs() or ([probe["gcn_arch"]] if probe.get("gcn_arch") else [])
             if found:
                 return found[0], ignored + f"the device ({probe['device']}, via rocminfo / torch gcnArchName)"
+        fallback = os.environ.get(COMPILE_ARCH_ENV, "").strip()
+        if fallback:
+            if not _GFX_RE.match(fallback):
+                raise ToolchainUnavailable(f"${COMPILE_ARCH_ENV}={fallback!r} is not an AMD arch; set e.g. gfx90a")
+            return fallback, ignored + f"${COMPILE_ARCH_ENV} (no --dcuopt-arch, no ROCm/DTK device)"
         return None, (ignored + "no --dcuopt-arch and no ROCm/DTK device; pass --dcuopt-arch=gfx90a (CI, upstream "
-                      "compilers) or the DCU's arch (gfx928, gfx936, gfx938 with DTK's hipcc)")
+                      f"compilers) or the DCU's arch (gfx928, gfx936, gfx938 with DTK's hipcc), or set ${COMPILE_ARCH_ENV}")
 
     def isa_family_for(self, arch: str | None) -> str:
         return "dcu" if is_hygon(arch) else "amdgcn"

@@ -110,7 +110,8 @@ def test_the_real_hip_vector_add_example_passes_its_16_byte_load_mark(run_plugin
 
 
 @skip_if_no_hipcc
-def test_without_an_arch_or_device_the_hip_checks_skip_with_the_fix(run_plugin) -> None:
+def test_without_an_arch_or_device_the_hip_checks_skip_with_the_fix(run_plugin, monkeypatch) -> None:
+    monkeypatch.delenv("DCUOPT_HIP_COMPILE_ARCH", raising=False)  # the pytest subprocess inherits os.environ
     result = run_plugin(VADD, args=("--dcuopt-backend=hip", *ONLY_ISA))
     result.assert_outcomes(skipped=2)
     result.stdout.fnmatch_lines(["*no --dcuopt-arch and no ROCm/DTK device; pass --dcuopt-arch=gfx90a*"])

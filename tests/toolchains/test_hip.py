@@ -15,7 +15,7 @@ from pytest_dcuopt.isa.lines import parse_amdgcn
 from pytest_dcuopt.isa.spec import IsaSpec
 from pytest_dcuopt.toolchains import Capability
 from pytest_dcuopt.toolchains.cache import BuildCache
-from pytest_dcuopt.toolchains.hip import (DCCOBJDUMP_ENV, HIPCC_ENV, LLVM_OBJDUMP_ENV, HipToolchain, UnsupportedArch,
+from pytest_dcuopt.toolchains.hip import (COMPILE_ARCH_ENV, DCCOBJDUMP_ENV, HIPCC_ENV, LLVM_OBJDUMP_ENV, HipToolchain, UnsupportedArch,
                                           ck_tile_flags, gfx_entries, is_hygon)
 from tests.conftest import DATA, KERNELS
 from tests.context import skip_if_no_hipcc, skip_if_no_llvm_objdump
@@ -38,10 +38,21 @@ def test_one_arch_per_run() -> None:
         HipToolchain("gfx906,gfx90a").target_arch({"device": None})
 
 
-def test_no_arch_is_never_guessed() -> None:
+def test_no_arch_is_never_guessed(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(COMPILE_ARCH_ENV, raising=False)
     arch, why = HipToolchain("sm_90").target_arch({"device": None})
     assert arch is None
     assert "--dcuopt-arch 'sm_90' names no gfx arch" in why and "pass --dcuopt-arch=gfx90a" in why
+
+
+def test_ci_names_the_compile_only_arch_explicitly(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(COMPILE_ARCH_ENV, "gfx90a")
+    assert HipToolchain().target_arch({"device": None}) == (
+        "gfx90a", "$DCUOPT_HIP_COMPILE_ARCH (no --dcuopt-arch, no ROCm/DTK device)")
+    assert HipToolchain("gfx906").target_arch({"device": None})[0] == "gfx906"  # the option wins
+    monkeypatch.setenv(COMPILE_ARCH_ENV, "sm_90")
+    with pytest.raises(ToolchainUnavailable, match="DCUOPT_HIP_COMPILE_ARCH='sm_90' is not an AMD arch"):
+        HipToolchain().target_arch({"device": None})
 
 
 def test_a_missing_compiler_is_unavailable_with_the_install_command(monkeypatch: pytest.MonkeyPatch) -> None:
