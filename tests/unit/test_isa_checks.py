@@ -183,10 +183,16 @@ def test_recorded_dcu_sample_verifies_the_dcu_methods() -> None:
     assert no_mmac.outcome == FAIL and "v_mmac" in no_mmac.message()
 
 
-def test_amd_names_do_not_satisfy_dcu_mmac_and_matrix_load_is_honestly_unknown(gfx90a: IsaDump) -> None:
+def test_amd_names_do_not_satisfy_dcu_mmac(gfx90a: IsaDump) -> None:
     as_dcu = IsaDump("dcu", "gfx936", "x", {"k": gfx90a.functions["_Z9mfma_tilePKDv4_DF16_S1_PDv16_f"]})
     assert judge(as_dcu, methods=["compute.mmac_tensor_core"]).outcome == FAIL
-    assert judge(as_dcu, methods=["memory.matrix_load_mls"]).outcome == INCONCLUSIVE
+    assert judge(as_dcu, methods=["memory.matrix_load_mls"]).outcome == FAIL
+
+
+def test_recorded_gfx938_matrix_load_verifies_mls() -> None:
+    dump = IsaDump("dcu", "gfx938", "recorded", dcu.split_listing(read("dcu/recorded_gfx938.s")), recorded=True)
+    assert judge(dump, methods=["memory.matrix_load_mls"]).outcome == PASS
+    assert IsaSpec.from_kwargs({"methods": "memory.matrix_load_mls", "family": "amdgcn"}).applies_to("dcu", "gfx938") is None
 
 
 # ----- NVIDIA SASS (real cuobjdump output) -------------------------------------------------
