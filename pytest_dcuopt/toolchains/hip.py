@@ -85,7 +85,7 @@ class UnsupportedArch(ToolchainUnavailable):
 
 
 def is_hygon(arch: str | None) -> bool:
-    return bool(arch) and arch.split(":", 1)[0].lower() in HYGON_ARCHS  # type: ignore[union-attr]
+    return arch is not None and arch.split(":", 1)[0].lower() in HYGON_ARCHS
 
 
 def gfx_entries(option: str | None) -> list[str]:
@@ -116,7 +116,10 @@ class HipToolchain(Toolchain):
         if hipcc is None:
             return Availability(Capability.UNAVAILABLE, f"no HIP compiler: hipcc is not on PATH; {INSTALL_HINT}")
         probe = device_probe()
-        arch, source = self.target_arch(probe)
+        try:
+            arch, source = self.target_arch(probe)
+        except ToolchainUnavailable as exc:  # a bad --dcuopt-arch: builds will refuse with the same words
+            arch, source = None, str(exc)
         details: dict[str, Any] = {"hipcc": hipcc, "hipcc_version": self.identity(), "arch": arch,
                                    "arch_source": source, "isa_family": self.isa_family_for(arch),
                                    "disassembler": find_dccobjdump() or find_llvm_objdump(self.identity())}
