@@ -21,7 +21,7 @@ from .host import HostRuntime, _cpu_model
 
 BASE_FLAGS = ("-O3", "-march=native", "-fopenmp", "-shared", "-fPIC", "-std=c++17")
 # Functions the C runtime adds to every shared object; never part of a kernel's ISA.
-_RUNTIME_SYMBOLS = re.compile(r"^(_init|_fini|frame_dummy|register_tm_clones|deregister_tm_clones|"
+_RUNTIME_SYMBOLS = re.compile(r"^(\.plt.*|\.init|\.fini|_init|_fini|frame_dummy|register_tm_clones|deregister_tm_clones|"
                               r"__do_global_dtors_aux|__cxa_finalize@plt|.*@plt|_start)$")
 _FUNCTION_HEADER = re.compile(r"^[0-9a-f]+ <(?P<name>[^>]+)>:\s*$", re.M)
 
