@@ -242,7 +242,8 @@ def test_compile_only_suite_skips_correctness_and_benchmarks_with_the_reason(run
 @skip_if_no_cuda_device
 def test_gpu_suite_times_on_the_device_and_feeds_pytest_benchmark(run_plugin, pytester) -> None:
     result = run_plugin(KERNELS / "vector_add", args=("--dcuopt-backend=cuda", "--benchmark-json=bench.json",
-                                                      "-k", "correctness or benchmark"))
+                                                      "-k", "correctness or benchmark", "--dcuopt-interleave=0",
+                                                      "--dcuopt-examples=5"))
     branches = len([p for p in EXAMPLES if relative(p).startswith("vector_add/")])
     result.assert_outcomes(passed=2 * branches, deselected=result.parseoutcomes().get("deselected", 0))
     state = json.loads((pytester.path / "run" / "state.json").read_text())
@@ -254,6 +255,7 @@ def test_gpu_suite_times_on_the_device_and_feeds_pytest_benchmark(run_plugin, py
         assert timing["hot"]["median_ms"] > 0 and timing["seed_method"]["mean_ms"] > 0
         assert timing["flush"]["bytes"] >= 2 * record["device"]["l2_bytes"]
         assert timing["launch_overhead"]["host_call_us_median"] > 0
+        assert timing["event_offset"]["applied"] and 0 < timing["event_offset"]["offset_us"] < 10
         stats = bench[f"test_benchmark_cuda[{name}]"]["stats"]
         assert stats["median"] * 1e3 == pytest.approx(timing["median_ms"], rel=1e-3)  # device time, not host time
 

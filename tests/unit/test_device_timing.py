@@ -147,6 +147,14 @@ def test_the_event_brackets_own_cost_is_measured_against_the_profiler_and_remove
     assert samples.extra["hot"]["median_ms"] == pytest.approx((batch * 6 - 2) / batch * 1e-3, rel=1e-6)  # (B(2+4)-2)/B
 
 
+def test_the_offset_is_calibrated_once_per_bound_call() -> None:
+    gpu = SimGpu(bracket_s=2 * US, profiler=True)
+    gpu.offset_cache = {}
+    first = measure_device([gpu.kernel], POLICY, gpu, clock=gpu.clock).extra["event_offset"]
+    again = measure_device([gpu.kernel], POLICY, gpu, clock=gpu.clock).extra["event_offset"]
+    assert "reused" not in first and again["reused"] is True and again["offset_us"] == first["offset_us"]
+
+
 def test_without_a_profiler_raw_event_times_stay_and_it_says_so() -> None:
     gpu = SimGpu(bracket_s=2 * US)
     samples = measure_device([gpu.kernel], POLICY, gpu, clock=gpu.clock)
