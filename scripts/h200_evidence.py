@@ -55,7 +55,7 @@ def suite_branches(state_path: Path) -> list[tuple[str, str, dict[str, Any]]]:
     found = []
     for case, data in sorted(state["cases"].items()):
         for branch, record in sorted(data["toolchains"].get("cuda", {}).get("branches", {}).items()):
-            if record.get("correct") and record.get("timing"):
+            if record.get("correct") is not False and record.get("timing"):  # benchmark-only runs leave None
                 found.append((case, branch, record))
     return found
 

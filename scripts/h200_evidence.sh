@@ -96,7 +96,10 @@ case "$PHASE" in
   D)  # runs 4-5 and the stability table over runs 1-5 (PRIOR=<folder of phase C's results> on a fresh machine)
       for i in 4 5; do run_suite "$i" -k benchmark; done
       stability ;;
-  *)  echo "usage: $0 A|B|C|D" >&2; exit 2 ;;
+  E)  # fidelity and extras on an existing run 1, then run 3 (used after C when its fidelity steps failed)
+      fidelity_steps
+      run_suite 3 -k benchmark ;;
+  *)  echo "usage: $0 A|B|C|D|E" >&2; exit 2 ;;
 esac
 pack
 echo "=== done in $((SECONDS - START)) s; $OUT:"; ls -la "$OUT"
