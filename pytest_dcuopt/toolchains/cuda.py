@@ -202,7 +202,8 @@ class CudaToolchain(Toolchain):
         if cuobjdump is None:
             raise ToolchainUnavailable(cuobjdump_missing())
         cubin = artifact.path.parent / "kernel.cubin"  # the kernel's own device code, kept by the build
-        result = run_tool([cuobjdump, "--dump-sass", cubin if cubin.is_file() else artifact.path], timeout=300)
+        result = run_tool([cuobjdump, "--dump-sass", cubin if cubin.is_file() else artifact.path], timeout=300,
+                          env=beside_on_path(cuobjdump))
         if not result.ok:
             raise ToolchainUnavailable(f"{result.command_line} failed (exit {result.returncode}): {result.stderr[-2000:]}")
         functions = split_sass(result.stdout, artifact.arch)
@@ -221,7 +222,8 @@ class CudaToolchain(Toolchain):
             cuobjdump = find_cuobjdump()
             if cuobjdump is None:
                 raise ToolchainUnavailable(f"{artifact.path} has no ptxas report beside it and {cuobjdump_missing()}")
-            result = run_tool([cuobjdump, "--dump-resource-usage", artifact.path], timeout=120)
+            result = run_tool([cuobjdump, "--dump-resource-usage", artifact.path], timeout=120,
+                              env=beside_on_path(cuobjdump))
             usage = parse_resource_usage(result.stdout)
         names = demangle(usage)
         return {name: ResourceUsage(**{**value.__dict__, "function": name})
@@ -329,9 +331,16 @@ def find_cuobjdump() -> str | None:
     return None
 
 
+def beside_on_path(tool: str) -> dict[str, str]:
+    """cuobjdump runs nvdisasm for SASS and finds it on PATH only: put the tool's own directory first
+    (the pip wheels nvidia-cuda-cuobjdump and nvidia-cuda-nvdisasm install both into one bin/)."""
+    return {"PATH": os.pathsep.join([str(Path(tool).parent), os.environ.get("PATH", "")])}
+
+
 def cuobjdump_missing() -> str:
     return (f"cuobjdump was not found (${CUOBJDUMP_ENV}, PATH, the nvidia-cuda-cuobjdump wheel, the triton wheel); "
-            "install it with `pip install nvidia-cuda-cuobjdump` (no GPU or toolkit needed)")
+            "install it with `pip install nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm` (no GPU or toolkit needed; "
+            "cuobjdump runs nvdisasm for SASS)")
 
 
 def parse_ptxas(text: str) -> dict[str, ResourceUsage]:
