@@ -29,12 +29,19 @@ def branch_rows(toolchain: Mapping[str, Any]) -> list[list[str]]:
         rows.append([
             f"{name}{mark}", _correct(branch), _ms(timing.get("median_ms")), _ms(timing.get("iqr_ms")),
             str(timing.get("rounds", "-")), _x(branch.get("speedup_vs_baseline")), beats,
-            _ms(tput.get("gbps")), _ms(tput.get("gflops")),
+            _ms(tput.get("gbps")), _ms(tput.get("gflops")), _isa(branch),
         ])
     return rows
 
 
-HEADERS = ["branch", "correct", "median ms", "IQR ms", "rounds", "speedup", "beats noise", "GB/s", "GFLOP/s"]
+HEADERS = ["branch", "correct", "median ms", "IQR ms", "rounds", "speedup", "beats noise", "GB/s", "GFLOP/s", "ISA"]
+
+
+def _isa(branch: Mapping[str, Any]) -> str:
+    """The ISA verdict of the branch's isa marks: pass, FAIL, inconclusive, or - (no marks checked)."""
+    isa = branch.get("isa") or {}
+    outcome = isa.get("outcome")
+    return {"pass": "pass", "fail": "FAIL"}.get(outcome, outcome or "-")
 
 
 def _table(rows: list[list[str]]) -> list[str]:
@@ -109,7 +116,9 @@ def terminal_lines(state: Mapping[str, Any]) -> list[str]:
     lines: list[str] = []
     for case, data in state["cases"].items():
         for toolchain, result in data["toolchains"].items():
+            capability = state.get("toolchains", {}).get(toolchain, {}).get("capability", "run")
+            note = f"  [{capability}: correctness and timing skipped]" if capability != "run" else ""
             lines.append(f"{case} [{toolchain}]  champion: {result.get('champion') or 'none'}"
-                         + (f" ({_x(result.get('champion_speedup'))})" if result.get("champion") else ""))
+                         + (f" ({_x(result.get('champion_speedup'))})" if result.get("champion") else "") + note)
             lines += ["  " + row for row in _table(branch_rows(result))]
     return lines
