@@ -17,7 +17,7 @@ import pytest
 
 from .case import KernelCase, is_case_dir, is_seed_run_dir, load_case
 from .errors import CaseError
-from .markers import CASE_MARKER, ISA_MARKER, isa_specs, read_case_marks
+from .markers import ISA_MARKER, isa_specs, read_case_marks
 from .toolchains import registered_names, toolchain_class
 
 
@@ -148,5 +148,3 @@ def _failing(message: str) -> Callable[[], None]:
 
     return test_case_contract
 
-
-assert CASE_MARKER == "dcuopt"

@@ -66,16 +66,13 @@ class WorkerState:
         binding = self.binding(request["spec"])
         binding.reset()
         started = time.perf_counter()
-        measure_sets = getattr(self.runtime, "measure_sets", None)
-        if measure_sets is None:
-            samples = self.runtime.measure(binding.launch, request["policy"])
-        else:  # device runtimes rotate over extra input sets when one set would sit in the cache
-            spec = request["spec"]
-            working_set = int(getattr(binding, "nbytes", 0))
-            count = self.runtime.rotation_sets(working_set)
-            others = [self.kernel.bind(replace(spec, seed=spec.seed + index), self.runtime) for index in range(1, count)]
-            samples = measure_sets([binding.launch, *(other.launch for other in others)], request["policy"], working_set)
-            del others
+        # Device runtimes rotate over extra input sets when one set would sit in the cache.
+        spec, working_set = request["spec"], binding.nbytes
+        others = [self.kernel.bind(replace(spec, seed=spec.seed + index), self.runtime)
+                  for index in range(1, self.runtime.rotation_sets(working_set))]
+        samples = self.runtime.measure_sets([binding.launch, *(other.launch for other in others)], request["policy"],
+                                            working_set)
+        del others
         return {"samples": samples, "device": self.runtime.describe(), "measure_wall_s": time.perf_counter() - started}
 
 

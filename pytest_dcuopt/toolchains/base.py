@@ -113,6 +113,14 @@ class Runtime(abc.ABC):
     def measure(self, launch: Any, policy: TimingPolicy) -> Samples:
         """Time `launch()` under `policy`; the device-appropriate method (host clock, device events)."""
 
+    def rotation_sets(self, working_set_bytes: int) -> int:
+        """How many input sets a measurement wants, so inputs are not cache-resident (1 = no rotation)."""
+        return 1
+
+    def measure_sets(self, launches: Sequence[Any], policy: TimingPolicy, working_set_bytes: int = 0) -> Samples:
+        """Time rotating over `launches` (one per input set). Runtimes that flush instead use the first."""
+        return self.measure(launches[0], policy)
+
     def describe(self) -> dict[str, Any]:
         """Device facts worth recording with the timings (name, clocks, temperature...)."""
         return {"device": self.device_name}

@@ -76,6 +76,13 @@ class PythonBinding:
         self.pristine = {k: v.clone() if isinstance(v, torch.Tensor) else v for k, v in self.inputs.items()}
         self._run: Callable[..., Any] = module.run_kernel
 
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the tensors of one call."""
+        import torch
+
+        return int(sum(v.numel() * v.element_size() for v in self.inputs.values() if isinstance(v, torch.Tensor)))
+
     def reset(self) -> None:
         import torch
 
