@@ -3,8 +3,8 @@
 #
 #   bash scripts/h200_evidence.sh A   # suite run 1 (correctness + benchmarks), extras, ncu fidelity, GPU tests
 #   bash scripts/h200_evidence.sh B   # suite runs 2-5 (benchmarks) for stability, pytest-benchmark compare
-#   bash scripts/h200_evidence.sh C   # runs 1-3 (benchmarks) + extras + ncu fidelity   } the same, split to fit
-#   bash scripts/h200_evidence.sh D   # runs 4-5 + the stability table over runs 1-5    } 10-minute calls
+#   bash scripts/h200_evidence.sh C   # runs 1-3 (benchmarks) + extras + ncu fidelity   } the same, split into two
+#   bash scripts/h200_evidence.sh D   # runs 4-5 + the stability table over runs 1-5    } shorter jobs
 #
 # Outputs go to $W (default /tmp/h200) and are packed into $OUT/evidence_<phase>.tgz after every step,
 # so a run cut short still returns what it finished. B and D read the earlier runs' state.json files and
