@@ -156,9 +156,15 @@ def _check_dims(dims: Any, path: Path) -> None:
                             "scalar parameters).")
 
 
-def load_reference(path: Path, dims: Mapping[str, Any]) -> Reference:
-    """Import ref.py and validate everything it declares."""
-    name = "dcuopt_ref_" + hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:12]
+_REF_MODULES: dict[tuple[Path, int], ModuleType] = {}
+
+
+def import_ref_module(path: Path) -> ModuleType:
+    """Import a case's ref.py once per process and content (collection and the session share it)."""
+    key = (path.resolve(), path.stat().st_mtime_ns)
+    if key in _REF_MODULES:
+        return _REF_MODULES[key]
+    name = "dcuopt_ref_" + hashlib.sha256(str(key[0]).encode()).hexdigest()[:12]
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
         raise CaseError(f"{path} cannot be imported as a Python module.")
@@ -167,6 +173,13 @@ def load_reference(path: Path, dims: Mapping[str, Any]) -> Reference:
         spec.loader.exec_module(module)
     except Exception as exc:
         raise CaseError(f"importing {path} raised {type(exc).__name__}: {exc}. Fix the reference module.") from exc
+    _REF_MODULES[key] = module
+    return module
+
+
+def load_reference(path: Path, dims: Mapping[str, Any]) -> Reference:
+    """Import ref.py and validate everything it declares."""
+    module = import_ref_module(path)
     function = getattr(module, "reference", None)
     if not callable(function):
         raise CaseError(f"{path} defines no callable `reference(**kwargs)`. It receives the kernel's parameters by "

@@ -10,12 +10,12 @@ quote the bad key); see docs/isa.md.
 """
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 from typing import Any, Iterable
 
 import pytest
 
+from .case import import_ref_module
 from .errors import CaseError
 
 CASE_MARKER = "dcuopt"
@@ -56,7 +56,7 @@ def read_case_marks(ref_path: Path, branches: Iterable[str]) -> tuple[list[pytes
     text = ref_path.read_text(errors="replace")
     if "pytestmark" not in text and "branch_marks" not in text:
         return [], {}
-    module = _import(ref_path)
+    module = import_ref_module(ref_path)
     module_marks = _as_marks(getattr(module, "pytestmark", []), f"{ref_path}: pytestmark")
     declared = getattr(module, "branch_marks", {}) or {}
     if not isinstance(declared, dict):
@@ -68,19 +68,6 @@ def read_case_marks(ref_path: Path, branches: Iterable[str]) -> tuple[list[pytes
                         f"(branches: {sorted(known)}). Fix the name or add branches/<name>/kernel.<ext>.")
     per_branch = {name: _as_marks(marks, f"{ref_path}: branch_marks[{name!r}]") for name, marks in declared.items()}
     return module_marks, per_branch
-
-
-def _import(ref_path: Path) -> Any:
-    spec = importlib.util.spec_from_file_location(f"dcuopt_marks_{abs(hash(str(ref_path)))}", ref_path)
-    if spec is None or spec.loader is None:
-        raise CaseError(f"{ref_path} cannot be imported as a Python module.")
-    module = importlib.util.module_from_spec(spec)
-    try:
-        spec.loader.exec_module(module)
-    except Exception as exc:
-        raise CaseError(f"importing {ref_path} to read its marks raised {type(exc).__name__}: {exc}. "
-                        "Fix the reference module.") from exc
-    return module
 
 
 def _as_marks(value: Any, where: str) -> list[pytest.Mark]:
