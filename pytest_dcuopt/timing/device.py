@@ -33,6 +33,7 @@ Everything device-specific goes through a `DeviceBackend`; `TorchBackend` implem
 """
 from __future__ import annotations
 
+import itertools
 import math
 import os
 import statistics
@@ -294,33 +295,51 @@ def _sample_cold(launch: Callable[[], None], backend: DeviceBackend, policy: Tim
         marks, spans = [], []
         for _ in range(chunk):
             backend.flush()
-            pre, begin, end = backend.event(), backend.event(), backend.event()
-            pre.record()
-            queued = clock()
-            if hiding.supported:
-                backend.sleep(hiding.cycles())
-            begin.record()
-            launch()
-            end.record()
-            spans.append(clock() - queued)
-            marks.append((pre, begin, end))
+            _bracket(backend, launch, hiding, clock, marks, spans)
         backend.synchronize()
         chunks += 1
         clocks.append(backend.telemetry().get("sm_clock_mhz") or 0.0)
-        gaps = [p.elapsed_time(b) * 1e-3 for p, b, _ in marks]
-        times = [b.elapsed_time(e) * 1e-3 for _, b, e in marks]
-        late = _judge(gaps, spans, hiding)
+        times, late = _settle(marks, spans, hiding, 1)
         late_total += sum(late)
-        accepted += [t for t, is_late in zip(times, late) if not is_late]
-        elapsed = clock() - start
-        reason = should_stop(accepted, elapsed, policy) if accepted else None
-        if reason is None and elapsed >= 2 * policy.max_time_s + 1.0:
-            accepted = accepted or times
-            reason = f"time cap ({policy.max_time_s:g} s) with too few clean samples; late samples kept"
+        accepted, reason = _keep(accepted, times, late, clock() - start, policy)
         if reason:
             return Sampled(accepted, reason, late_total, chunks, clocks)
         per_sample = max(times) + hiding.expected_gap_s
         chunk = chunk_size_for(per_sample + 50e-6)
+
+
+def _bracket(backend: DeviceBackend, body: Callable[[], None], hiding: Hiding, clock: Callable[[], float],
+             marks: list[tuple[Any, Any, Any]], spans: list[float]) -> None:
+    """Queue one sample: pre event, delay kernel (hides the host's launch cost), start event, body, end event."""
+    pre, begin, end = backend.event(), backend.event(), backend.event()
+    pre.record()
+    queued = clock()
+    if hiding.supported:
+        backend.sleep(hiding.cycles())
+    begin.record()
+    body()
+    end.record()
+    spans.append(clock() - queued)
+    marks.append((pre, begin, end))
+
+
+def _settle(marks: list[tuple[Any, Any, Any]], spans: list[float], hiding: Hiding,
+            batch: int) -> tuple[list[float], list[bool]]:
+    """Per-call seconds of a synchronized chunk, and which samples were late (see `_judge`)."""
+    gaps = [p.elapsed_time(b) * 1e-3 for p, b, _ in marks]
+    times = [b.elapsed_time(e) * 1e-3 / batch for _, b, e in marks]
+    return times, _judge(gaps, spans, hiding)
+
+
+def _keep(accepted: list[float], times: list[float], late: list[bool], elapsed: float,
+          policy: TimingPolicy) -> tuple[list[float], str | None]:
+    """Add the chunk's on-time samples; the stopping rule, with a hard cap when too few are on time."""
+    accepted = accepted + [t for t, is_late in zip(times, late) if not is_late]
+    reason = should_stop(accepted, elapsed, policy) if accepted else None
+    if reason is None and elapsed >= 2 * policy.max_time_s + 1.0:
+        accepted = accepted or times
+        reason = f"time cap ({policy.max_time_s:g} s) with too few clean samples; late samples kept"
+    return accepted, reason
 
 
 def _judge(gaps: list[float], spans: list[float], hiding: Hiding) -> list[bool]:
@@ -463,33 +482,21 @@ def _sample_hot(launches: Sequence[Callable[[], None]], backend: DeviceBackend, 
                 hiding: Hiding, host: Sequence[float], batch: int, clock: Callable[[], float]) -> Sampled:
     delay = Hiding(hiding.supported, hiding.cycles_per_s, delay_for(host, calls=batch, floor_s=hiding.delay_s))
     accepted: list[float] = []
-    late_total, index, start = 0, 0, clock()
+    late_total, start = 0, clock()
+    rotation = itertools.cycle(launches)
+
+    def batch_of_calls() -> None:
+        for _ in range(batch):
+            next(rotation)()
+
     while True:
         marks, spans = [], []
         for _ in range(5):
-            pre, begin, end = backend.event(), backend.event(), backend.event()
-            pre.record()
-            queued = clock()
-            if delay.supported:
-                backend.sleep(delay.cycles())
-            begin.record()
-            for _ in range(batch):
-                launches[index % len(launches)]()
-                index += 1
-            end.record()
-            spans.append(clock() - queued)
-            marks.append((pre, begin, end))
+            _bracket(backend, batch_of_calls, delay, clock, marks, spans)
         backend.synchronize()
-        gaps = [p.elapsed_time(b) * 1e-3 for p, b, _ in marks]
-        times = [b.elapsed_time(e) * 1e-3 / batch for _, b, e in marks]
-        late = _judge(gaps, spans, delay)
+        times, late = _settle(marks, spans, delay, batch)
         late_total += sum(late)
-        accepted += [t for t, is_late in zip(times, late) if not is_late]
-        elapsed = clock() - start
-        reason = should_stop(accepted, elapsed, policy) if accepted else None
-        if reason is None and elapsed >= 2 * policy.max_time_s + 1.0:
-            accepted = accepted or times
-            reason = "time cap with too few clean samples; late samples kept"
+        accepted, reason = _keep(accepted, times, late, clock() - start, policy)
         if reason:
             return Sampled(accepted, reason, late_total)
 

@@ -54,6 +54,15 @@ def ctypes_signature(params: Sequence[Param]) -> list[Any]:
     return argtypes
 
 
+def load_solve(path: Any, params: Sequence[Param]) -> tuple[ctypes.CDLL, Any]:
+    """Load a built kernel library and type its `solve` entry point for ctypes."""
+    library = ctypes.CDLL(str(path))
+    entry = library.solve
+    entry.argtypes = ctypes_signature(params)
+    entry.restype = None
+    return library, entry
+
+
 class CAbiBinding:
     """Buffers for `solve(...)`: inputs drawn from their domains, outputs poisoned, guards after each."""
 

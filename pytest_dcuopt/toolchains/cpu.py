@@ -1,7 +1,6 @@
 """`cpu`: C++ `solve` kernels built with the system compiler and run on host buffers."""
 from __future__ import annotations
 
-import ctypes
 import functools
 import os
 import re
@@ -15,7 +14,7 @@ from ..errors import CompileError
 from ..signature import Param
 from ..tool import run_tool, which
 from .base import Artifact, Availability, Capability, Runtime, Toolchain
-from .binding import BindSpec, CAbiBinding, ctypes_signature
+from .binding import BindSpec, CAbiBinding, load_solve
 from .cache import BuildCache
 from .host import HostRuntime, _cpu_model
 
@@ -72,10 +71,7 @@ class CpuToolchain(Toolchain):
         return Artifact(self.name, source, final, None, command, result.stderr, key, False, time.perf_counter() - started)
 
     def load(self, artifact: Artifact, params: Sequence[Param]) -> Any:
-        library = ctypes.CDLL(str(artifact.path))
-        entry = library.solve
-        entry.argtypes = ctypes_signature(params)
-        entry.restype = None
+        library, entry = load_solve(artifact.path, params)
         return CAbiLoaded(params, entry)
 
     def runtime(self) -> Runtime:

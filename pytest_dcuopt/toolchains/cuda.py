@@ -36,7 +36,7 @@ from ..errors import CompileError, ToolchainUnavailable
 from ..signature import Param
 from ..tool import run_tool, which
 from .base import Artifact, Availability, Capability, ResourceUsage, Runtime, Toolchain
-from .binding import BindSpec, CAbiBinding, ctypes_signature
+from .binding import BindSpec, CAbiBinding, load_solve
 from .cache import BuildCache
 from .device import CudaError, ErrorSource, TorchDeviceRuntime
 from .hip_nvidia import NVIDIA_MACRO, compat_include_dir, find_hip_headers, missing_reason
@@ -236,10 +236,7 @@ class CudaToolchain(Toolchain):
         return self._runtime
 
     def load(self, artifact: Artifact, params: Sequence[Param]) -> Any:
-        library = ctypes.CDLL(str(artifact.path))
-        entry = library.solve
-        entry.argtypes = ctypes_signature(params)
-        entry.restype = None
+        library, entry = load_solve(artifact.path, params)
         errors = ShimErrors(library)
         runtime = self.runtime()
         if isinstance(runtime, TorchDeviceRuntime):

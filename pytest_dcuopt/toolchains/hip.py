@@ -38,7 +38,7 @@ from ..errors import CaseError, CompileError, ToolchainUnavailable
 from ..signature import Param
 from ..tool import ToolResult, run_tool, which
 from .base import Artifact, Availability, Capability, ResourceUsage, Runtime, Toolchain
-from .binding import ctypes_signature
+from .binding import load_solve
 from .cache import BuildCache
 
 HIPCC_ENV = "DCUOPT_HIPCC"
@@ -208,10 +208,7 @@ class HipToolchain(Toolchain):
     def load(self, artifact: Artifact, params: Sequence[Param]) -> Any:
         from .cpu import CAbiLoaded
 
-        library = ctypes.CDLL(str(artifact.path))
-        entry = library.solve
-        entry.argtypes = ctypes_signature(params)
-        entry.restype = None
+        library, entry = load_solve(artifact.path, params)
         errors = hip_errors(library)
         runtime = self.runtime()
         if errors is not None and hasattr(runtime, "attach_errors"):
