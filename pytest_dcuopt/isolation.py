@@ -13,10 +13,9 @@ import select
 import signal
 import subprocess
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from .errors import KernelCrashed, KernelTimeout, WorkerError
 from .signature import Param

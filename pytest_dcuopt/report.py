@@ -54,7 +54,7 @@ def _table(rows: list[list[str]]) -> list[str]:
 
 def render_summary(state: Mapping[str, Any]) -> str:
     """summary.md: one table per case and toolchain, champion marked, failures with their minimal example."""
-    out = [f"# pytest_dcuopt run summary", "",
+    out = ["# pytest_dcuopt run summary", "",
            f"- run dir: `{state['run_dir']}`", f"- started: {state['created_at']}, finished: {state['finished_at']}",
            f"- machine: {state['machine'].get('cpu', '?')} ({state['machine'].get('host', '?')})",
            f"- timing: {json.dumps(state['options'].get('timing', {}))}", ""]

@@ -25,7 +25,7 @@ from .report import render_summary, terminal_lines
 from .results import BranchRecord, build_state, validate_state, write_atomic
 from .signature import Param, parse_solve_signature
 from .timing.policy import summarize
-from .toolchains import Availability, Capability, Toolchain, make_toolchain
+from .toolchains import Availability, Toolchain, make_toolchain
 from .toolchains.base import Artifact
 from .toolchains.binding import BindSpec, Snapshot
 from .toolchains.cache import BuildCache

@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 
 from pytest_dcuopt.isa import signatures
-from pytest_dcuopt.isa.functions import split_asm, split_objdump
 from pytest_dcuopt.isa.lines import instructions
 from pytest_dcuopt.isa.model import FAMILIES
 
