@@ -28,6 +28,8 @@ WARMUP_OPTION = "--dcuopt-warmup"
 NOISE_OPTION = "--dcuopt-noise"
 HOT_OPTION = "--dcuopt-hot"
 INTERLEAVE_OPTION = "--dcuopt-interleave"
+L2_FLUSH_OPTION = "--dcuopt-l2-flush"
+EVENT_OFFSET_OPTION = "--dcuopt-event-offset"
 
 DEFAULT_RUN_ROOT = ".dcuopt/runs"
 
@@ -112,6 +114,14 @@ def add_options(parser: pytest.Parser) -> None:
                          "Default: 4")
     group.addoption(HOT_OPTION, action="store_true", default=False,
                     help="Timing: do not flush caches before each sample (hot/back-to-back numbers). Default: cold")
+    group.addoption(L2_FLUSH_OPTION, choices=("read", "write", "none"), default="",
+                    help="GPU timing: how the L2 is flushed before each cold sample: `read` (a reduction over 2x "
+                         "the L2, leaves it clean), `write` (nvbench's memset, leaves it dirty), `none`. "
+                         "Default: $DCUOPT_L2_FLUSH, else read")
+    group.addoption(EVENT_OFFSET_OPTION, choices=("calibrated", "profiler", "none"), default="",
+                    help="GPU timing: how the start/end event pair's own cost is removed: `calibrated` (measured "
+                         "once per device with a tiny kernel), `profiler` (against CUPTI/roctracer kernel records), "
+                         "`none` (raw event times). Default: $DCUOPT_EVENT_OFFSET, else calibrated")
 
 
 @dataclass(frozen=True)
@@ -141,7 +151,8 @@ class Options:
                                     f"{DIMS_OPTION}='{{\"N\": 17}}' {SEED_OPTION}={get(SEED_OPTION)}")
         policy = TimingPolicy(warmup_s=get(WARMUP_OPTION), min_samples=get(MIN_SAMPLES_OPTION),
                               target_rel_spread=get(NOISE_OPTION), max_time_s=get(MAX_TIME_OPTION),
-                              cold=not get(HOT_OPTION))
+                              cold=not get(HOT_OPTION), l2_flush=get(L2_FLUSH_OPTION),
+                              event_offset=get(EVENT_OFFSET_OPTION))
         return cls(
             backends=get(BACKEND_OPTION), arch=get(ARCH_OPTION), extra_flags=tuple(get(FLAGS_OPTION).split()),
             run_dir=run_dir.resolve(), cache_dir=Path(get(CACHE_DIR_OPTION) or root / ".dcuopt/build-cache").resolve(),

@@ -5,6 +5,9 @@
 #   bash scripts/h200_evidence.sh B   # suite runs 2-5 (benchmarks) for stability, pytest-benchmark compare
 #   bash scripts/h200_evidence.sh C   # runs 1-3 (benchmarks) + extras + ncu fidelity   } the same, split into two
 #   bash scripts/h200_evidence.sh D   # runs 4-5 + the stability table over runs 1-5    } shorter jobs
+#   bash scripts/h200_evidence.sh F   # runs 1-2 + extras + ncu fidelity                 } the same again in
+#   bash scripts/h200_evidence.sh G   # runs 3-4                                          } three calls of
+#   bash scripts/h200_evidence.sh H   # run 5, the stability table over runs 1-5, GPU tests } under 10 minutes
 #
 # Outputs go to $W (default /tmp/h200) and are packed into $OUT/evidence_<phase>.tgz after every step,
 # so a run cut short still returns what it finished. B and D read the earlier runs' state.json files and
@@ -96,10 +99,21 @@ case "$PHASE" in
   D)  # runs 4-5 and the stability table over runs 1-5 (PRIOR=<folder of phase C's results> on a fresh machine)
       for i in 4 5; do run_suite "$i" -k benchmark; done
       stability ;;
+  F)  # runs 1-2 with extras and ncu fidelity on run 1 (suite runs of ~3 min each)
+      step env 60 $EV env --out "$W/env.json"
+      step prebuild 120 $EV prebuild --cache "$W/cache"
+      run_suite 1 -k benchmark
+      fidelity_steps
+      run_suite 2 -k benchmark ;;
+  G)  for i in 3 4; do run_suite "$i" -k benchmark; done ;;
+  H)  # run 5, stability over runs 1-5 (PRIOR=<folder holding earlier runs> on a fresh machine), the GPU tests
+      run_suite 5 -k benchmark
+      stability
+      gpu_tests ;;
   E)  # fidelity and extras on an existing run 1, then run 3 (used after C when its fidelity steps failed)
       fidelity_steps
       run_suite 3 -k benchmark ;;
-  *)  echo "usage: $0 A|B|C|D|E" >&2; exit 2 ;;
+  *)  echo "usage: $0 A|B|C|D|E|F|G|H" >&2; exit 2 ;;
 esac
 pack
 echo "=== done in $((SECONDS - START)) s; $OUT:"; ls -la "$OUT"

@@ -12,12 +12,15 @@ The method (docs/gpu-timing.md has the reasoning and the H200 evidence):
   delay ends. A sample whose host-side queueing (delay kernel to end event) took longer than the delay
   runs on the GPU (measured by an event before the delay) may have let the GPU idle inside the timed
   window: it is discarded, and when that happens often the delay is doubled.
-* **Event bracket cost removed**: a start/end event pair around one kernel also counts the GPU's own
-  launch and completion latency (about 2 us on an H200, independent of the kernel). A few cold samples
-  are taken again under the profiler (torch.profiler: CUPTI / roctracer); per sample, event time minus
-  the device time the profiler recorded for the solve's kernels is the bracket's cost, and its median
-  is subtracted from every cold sample (`extra["event_offset"]`, with the raw event median). Where no
-  profiler records device activity the raw event times stay, and the record says so.
+* **Event bracket cost removed** (`policy.event_offset`, `extra["event_offset"]`): a start/end event pair
+  around one kernel also counts the events' own work and the launch of a kernel onto an idle GPU, about
+  2 us on an H200 whatever the kernel. `calibrated` (the default) measures it once per device: the same
+  bracket (flush, delay, events) around 1, 2 and k back-to-back copies of the runtime's smallest kernel;
+  (T(k) - T(2)) / (k - 2) is what one more kernel costs, and T(1) minus that is the bracket's fixed cost,
+  subtracted from every cold sample (offset/batch from hot ones). `profiler` pairs profiled samples with
+  the profiler's kernel records instead (CUPTI / roctracer; its kernel span is shorter than ncu's
+  `gpu__time_duration`, so it over-corrects by about 1 us); `none` keeps raw event times. The record keeps
+  the raw event median beside the corrected one and says when no correction could be made.
 * **Noise-based stopping**: `policy.should_stop` (min samples, min time, median CI half-width target,
   time cap), checked after each chunk of queued samples.
 * **Hot samples** (`extra["hot"]`): back-to-back calls behind one delay kernel, no flush, one event
@@ -39,8 +42,9 @@ import os
 import statistics
 import time
 import weakref
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol, Sequence
+from typing import Any, Protocol
 
 from .policy import Samples, TimingPolicy, should_stop, summarize
 
@@ -57,9 +61,12 @@ HOT_BATCH_TARGET_S = 100e-6  # GPU time per hot batch
 MAX_HOT_BATCH = 64
 LATE_MARGIN = 0.9  # a sample is clean when its host queueing took under this fraction of the delay
 SEED_WARMUP, SEED_REPEAT = 10, 20
-OFFSET_ENV = "DCUOPT_EVENT_OFFSET"  # profiler (default) | none
+OFFSET_ENV = "DCUOPT_EVENT_OFFSET"  # calibrated (default) | profiler | none
+OFFSET_MODES = ("calibrated", "profiler", "none")
 OFFSET_SAMPLES = 20
 OFFSET_LIMIT_S = 10e-6  # an offset above max(this, half the kernel time) is not trusted
+CALIBRATION_SAMPLES = 60  # clean samples per kernel count
+CALIBRATION_BATCH = 34  # the long bracket holds this many tiny kernels (32 more than the short one)
 OVERHEAD_CALLS = 20
 
 
@@ -88,13 +95,17 @@ class DeviceBackend(Protocol):
 
     def telemetry(self) -> dict[str, Any]: ...
 
+    def tiny_kernel(self) -> bool: ...  # enqueue the runtime's smallest kernel; False when it has none
+
 
 # ----- pure helpers (unit-tested) -------------------------------------------------------
-def flush_mode_from_env(default: str = "read") -> str:
-    mode = os.environ.get(FLUSH_ENV, default).strip().lower() or default
+def choose_flush_mode(chosen: str = "") -> str:
+    """The L2 flush before cold samples: `chosen` (--dcuopt-l2-flush), else $DCUOPT_L2_FLUSH, else read."""
+    mode = (chosen or os.environ.get(FLUSH_ENV, "")).strip().lower() or "read"
     if mode not in FLUSH_MODES:
-        raise ValueError(f"${FLUSH_ENV}={mode!r} is not a flush mode; use one of {', '.join(FLUSH_MODES)} "
-                         "(read: clean cold L2, the default; write: nvbench-style memset; none: no flush)")
+        raise ValueError(f"L2 flush {mode!r} is not a flush mode; use one of {', '.join(FLUSH_MODES)} "
+                         "(read: clean cold L2, the default; write: nvbench-style memset; none: no flush), via "
+                         f"--dcuopt-l2-flush or ${FLUSH_ENV}")
     return mode
 
 
@@ -203,7 +214,7 @@ def measure_device(launches: Sequence[Callable[[], None]], policy: TimingPolicy,
                               target_rel_spread=policy.target_rel_spread, min_time_s=min(policy.min_time_s, 0.05),
                               max_time_s=max(0.05, policy.max_time_s / 4), cold=False)
     hot = _sample_hot([launch], backend, hot_policy, hiding, host, batch, clock)
-    offset = _cached_offset(launch, backend, hiding, cold_median)
+    offset = event_offset(launch, backend, hiding, cold.seconds, policy, clock)
     raw_cold_median = cold_median
     if offset.applied:
         cold.seconds = [t - offset.seconds for t in cold.seconds]
@@ -360,7 +371,7 @@ def _judge(gaps: list[float], spans: list[float], hiding: Hiding) -> list[bool]:
 
 @dataclass
 class Offset:
-    """The event bracket's own cost: event time minus the kernels' device time, from profiler records."""
+    """The event bracket's own cost, subtracted from every sample when `applied`."""
 
     applied: bool
     seconds: float = 0.0
@@ -369,11 +380,95 @@ class Offset:
 
     def to_json(self) -> dict[str, Any]:
         if not self.applied:
-            return {"applied": False, "reason": self.reason}
-        return {"applied": True, "offset_us": _r(self.seconds * 1e6), **self.details,
-                "what": "per-sample event time minus the summed device durations of the solve's kernels, recorded by "
-                        "the profiler (CUPTI / roctracer through torch.profiler) on profiled cold samples; its median "
-                        "is subtracted from every cold sample (and offset/batch from hot samples)"}
+            return {"applied": False, "reason": self.reason, **self.details}
+        return {"applied": True, "offset_us": _r(self.seconds * 1e6), **self.details}
+
+
+PROFILER_WHAT = ("per-sample event time minus the summed device durations of the solve's kernels, recorded by the "
+                 "profiler (CUPTI / roctracer through torch.profiler) on profiled cold samples; its median is "
+                 "subtracted from every cold sample (and offset/batch from hot samples)")
+CALIBRATED_WHAT = ("the bracket's fixed cost, measured once per device: the cold bracket (flush, delay kernel, start "
+                   "event, body, end event) around 1, 2 and `batch` back-to-back copies of the runtime's smallest "
+                   "kernel; per_kernel = (T(batch) - T(2)) / (batch - 2) is what one more kernel costs, and "
+                   "offset = T(1) - per_kernel is subtracted from every cold sample (offset/batch from hot samples)")
+
+
+def event_offset(launch: Callable[[], None], backend: DeviceBackend, hiding: Hiding, cold_seconds: Sequence[float],
+                 policy: TimingPolicy, clock: Callable[[], float]) -> Offset:
+    """The bracket cost to subtract, by the policy's mode (else $DCUOPT_EVENT_OFFSET, else `calibrated`)."""
+    mode = choose_offset_mode(policy.event_offset)
+    if mode == "none":
+        return Offset(False, reason="event offset `none`: raw event times (they include the bracket's cost)")
+    cold_median = statistics.median(cold_seconds)
+    if mode == "profiler":
+        found = _cached_offset(launch, backend, hiding, cold_median)
+    else:
+        found = _cached_bracket(backend, hiding, clock)
+    if found.applied and min(cold_seconds) <= found.seconds:
+        return Offset(False, reason=f"the fastest sample ({min(cold_seconds) * 1e6:.2f} us) is not longer than the "
+                                    f"bracket's cost ({found.seconds * 1e6:.2f} us); raw event times",
+                      details={"method": mode})
+    return found
+
+
+def _cached_bracket(backend: DeviceBackend, hiding: Hiding, clock: Callable[[], float]) -> Offset:
+    """calibrate_bracket once per backend (= per device and process): the cost does not depend on the kernel."""
+    cache: dict[str, Offset] | None = getattr(backend, "bracket_cache", None)
+    if cache is not None and "offset" in cache:
+        found = cache["offset"]
+        return Offset(found.applied, found.seconds, found.reason, {**found.details, "reused": True})
+    offset = calibrate_bracket(backend, hiding, clock)
+    if cache is not None:
+        cache["offset"] = offset
+    return offset
+
+
+def calibrate_bracket(backend: DeviceBackend, hiding: Hiding, clock: Callable[[], float],
+                      samples: int = CALIBRATION_SAMPLES, batch: int = CALIBRATION_BATCH) -> Offset:
+    """The event bracket's fixed cost, from brackets around 0, 1, 2 and `batch` tiny kernels (see CALIBRATED_WHAT)."""
+    if not hiding.supported:
+        return Offset(False, reason="no delay kernel, so the bracket's cost cannot be told apart from the host's "
+                                    "launch cost; raw event times")
+    tiny = getattr(backend, "tiny_kernel", None)
+    if tiny is None or not tiny():
+        return Offset(False, reason="this runtime has no tiny kernel to calibrate the bracket with; raw event times")
+    host = host_launch_seconds(tiny, backend, clock)
+    medians = {count: _bracketed_median(backend, tiny, count, hiding, host, clock, samples) for count in (0, 1, 2, batch)}
+    per_kernel = (medians[batch] - medians[2]) / (batch - 2)
+    offset = medians[1] - per_kernel
+    details = {"method": "calibrated", "empty_pair_us": _r(medians[0] * 1e6), "one_kernel_us": _r(medians[1] * 1e6),
+               "two_kernels_us": _r(medians[2] * 1e6), "batch_us": _r(medians[batch] * 1e6),
+               "per_kernel_us": _r(per_kernel * 1e6), "batch": batch, "samples": samples, "what": CALIBRATED_WHAT}
+    if per_kernel <= 0 or not 0 < offset <= OFFSET_LIMIT_S:
+        return Offset(False, reason=f"calibration gave per-kernel {per_kernel * 1e6:.2f} us and bracket "
+                                    f"{offset * 1e6:.2f} us, outside (0, {OFFSET_LIMIT_S * 1e6:.0f} us]; raw event times",
+                      details=details)
+    return Offset(True, offset, details=details)
+
+
+def _bracketed_median(backend: DeviceBackend, tiny: Callable[[], Any], count: int, hiding: Hiding,
+                      host: Sequence[float], clock: Callable[[], float], samples: int, rounds: int = 20) -> float:
+    """Median cold-bracket time around `count` back-to-back tiny kernels (late samples dropped, as in sampling)."""
+    delay = Hiding(True, hiding.cycles_per_s, delay_for(host, calls=max(1, count), floor_s=hiding.delay_s))
+
+    def body() -> None:
+        for _ in range(count):
+            tiny()
+
+    accepted: list[float] = []
+    times: list[float] = []
+    for _ in range(rounds):
+        marks: list[tuple[Any, Any, Any]] = []
+        spans: list[float] = []
+        for _ in range(20):
+            backend.flush()
+            _bracket(backend, body, delay, clock, marks, spans)
+        backend.synchronize()
+        times, late = _settle(marks, spans, delay, 1)
+        accepted += [t for t, is_late in zip(times, late) if not is_late]
+        if len(accepted) >= samples:
+            break
+    return statistics.median(accepted or times)
 
 
 def _cached_offset(launch: Callable[[], None], backend: DeviceBackend, hiding: Hiding, cold_median_s: float) -> Offset:
@@ -393,11 +488,13 @@ def _cached_offset(launch: Callable[[], None], backend: DeviceBackend, hiding: H
     return offset
 
 
-def offset_mode_from_env() -> str:
-    mode = os.environ.get(OFFSET_ENV, "profiler").strip().lower() or "profiler"
-    if mode not in ("profiler", "none"):
-        raise ValueError(f"${OFFSET_ENV}={mode!r}: use `profiler` (subtract the event bracket's cost measured "
-                         "against the profiler's kernel records, the default) or `none` (raw event times)")
+def choose_offset_mode(chosen: str = "") -> str:
+    """The bracket-correction mode: `chosen` (--dcuopt-event-offset), else $DCUOPT_EVENT_OFFSET, else calibrated."""
+    mode = (chosen or os.environ.get(OFFSET_ENV, "")).strip().lower() or "calibrated"
+    if mode not in OFFSET_MODES:
+        raise ValueError(f"event offset {mode!r} is not a mode; use `calibrated` (the default: the bracket's cost "
+                         "measured once per device with a tiny kernel), `profiler` (against CUPTI/roctracer kernel "
+                         "records) or `none` (raw event times), via --dcuopt-event-offset or ${OFFSET_ENV}")
     return mode
 
 
@@ -417,8 +514,6 @@ def bracket_offset(event_seconds: Sequence[float], device_seconds: Sequence[floa
 def calibrate_offset(launch: Callable[[], None], backend: DeviceBackend, hiding: Hiding, cold_median_s: float,
                      samples: int = OFFSET_SAMPLES) -> Offset:
     """Profile a few cold samples exactly as they are timed; pair each event time with the kernels' own time."""
-    if offset_mode_from_env() == "none":
-        return Offset(False, reason=f"${OFFSET_ENV}=none: raw event times")
     profile = getattr(backend, "profile_device", None)
     if profile is None:
         return Offset(False, reason="this runtime has no profiler hook; raw event times (they include the bracket's cost)")
@@ -452,9 +547,11 @@ def calibrate_offset(launch: Callable[[], None], backend: DeviceBackend, hiding:
     offset, why = bracket_offset(events, device, limit_s=max(OFFSET_LIMIT_S, 0.5 * cold_median_s))
     if offset is None:
         return Offset(False, reason=why + "; raw event times")
-    return Offset(True, offset, details={"samples": samples, "device_median_us": _r(statistics.median(device) * 1e6),
+    return Offset(True, offset, details={"method": "profiler", "samples": samples,
+                                         "device_median_us": _r(statistics.median(device) * 1e6),
                                          "profiled_event_median_us": _r(statistics.median(events) * 1e6),
-                                         "activities_per_call": ours, "kernels": sorted(names)[:8]})
+                                         "activities_per_call": ours, "kernels": sorted(names)[:8],
+                                         "what": PROFILER_WHAT})
 
 
 def split_activities(activities: Sequence[tuple[str, float]], infra: Sequence[str],
@@ -554,15 +651,17 @@ class TorchBackend:
         properties = torch.cuda.get_device_properties(device)
         l2 = int(getattr(properties, "L2_cache_size", 0) or 0)
         self.l2_bytes = l2 if l2 > 0 else FALLBACK_L2_BYTES
-        self.flush_mode = flush_mode or flush_mode_from_env()
+        self.flush_mode = choose_flush_mode(flush_mode)
         size, self.l2_source = flush_bytes_for(l2)
         self.flush_bytes = size if self.flush_mode != "none" else 0
         self._buffer = torch.empty(max(1, self.flush_bytes // 4), dtype=torch.float32, device=device)
         self._buffer.zero_()
         self._sink = torch.empty((), dtype=torch.float32, device=device)
-        self._telemetry = telemetry or (lambda: {})
+        self._telemetry = telemetry or (dict)
         self._has_sleep = callable(getattr(torch.cuda, "_sleep", None))
+        self._tiny = torch.zeros(1, dtype=torch.float32, device=device)
         self.offset_cache: dict[int, Any] = {}  # bound call -> Offset (see timing.device._cached_offset)
+        self.bracket_cache: dict[str, Any] = {}  # "offset" -> Offset (see timing.device._cached_bracket)
 
     def event(self) -> Any:
         return self.torch.cuda.Event(enable_timing=True)
@@ -575,6 +674,10 @@ class TorchBackend:
             return False
         if cycles > 0:
             self.torch.cuda._sleep(int(cycles))
+        return True
+
+    def tiny_kernel(self) -> bool:
+        self._tiny.zero_()  # a one-element fill: one block, no memory traffic to speak of
         return True
 
     def flush(self) -> None:

@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import math
 import statistics
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -18,6 +19,8 @@ class TimingPolicy:
     min_time_s: float = 0.1  # ... and at least this much sampled time
     max_time_s: float = 2.0  # hard cap on sampling wall time per branch
     cold: bool = True  # flush caches before each sample where the runtime can
+    l2_flush: str = ""  # device timing: read | write | none ("" = $DCUOPT_L2_FLUSH, else read)
+    event_offset: str = ""  # device timing: calibrated | profiler | none ("" = $DCUOPT_EVENT_OFFSET, else calibrated)
 
     def to_json(self) -> dict[str, Any]:
         return dict(self.__dict__)

@@ -18,12 +18,18 @@ A kernel that launches on a non-blocking stream is not, and must not be timed th
 from __future__ import annotations
 
 import re
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
 from ..errors import DcuOptError
-from ..timing.device import TorchBackend, measure_device, rotation_sets
+from ..timing.device import (
+    TorchBackend,
+    choose_flush_mode,
+    measure_device,
+    rotation_sets,
+)
 from ..timing.policy import Samples, TimingPolicy
 from .base import Runtime
 
@@ -95,7 +101,7 @@ class ErrorSource:
 class DeviceBuffer:
     """A device tensor holding the raw bytes of a host array (any dtype, bf16 as its uint16 bits)."""
 
-    __slots__ = ("tensor", "dtype", "count")
+    __slots__ = ("count", "dtype", "tensor")
 
     def __init__(self, tensor: Any, dtype: np.dtype[Any], count: int) -> None:
         self.tensor, self.dtype, self.count = tensor, dtype, count
@@ -158,9 +164,11 @@ class TorchDeviceRuntime(Runtime):
                 raise CudaError.from_torch(exc, when) from None
 
     # ----- timing -----------------------------------------------------------------------
-    def backend(self) -> TorchBackend:
-        if self._backend is None:
-            self._backend = TorchBackend(self.torch, self.device, telemetry=self.telemetry)
+    def backend(self, l2_flush: str = "") -> TorchBackend:
+        mode = choose_flush_mode(l2_flush)
+        if self._backend is None or self._backend.flush_mode != mode:
+            self._backend = None  # free the old flush buffer first
+            self._backend = TorchBackend(self.torch, self.device, mode, telemetry=self.telemetry)
         return self._backend
 
     def rotation_sets(self, working_set_bytes: int) -> int:
@@ -178,7 +186,7 @@ class TorchDeviceRuntime(Runtime):
                               "default stream that a C ABI solve() launches on; the events would not bracket the "
                               "kernel. Do not time inside a torch.cuda.stream(...) context.")
         self.synchronize()
-        samples = measure_device(list(launches), policy, self.backend(), working_set_bytes)
+        samples = measure_device(list(launches), policy, self.backend(policy.l2_flush), working_set_bytes)
         self.synchronize()
         samples.extra["device"] = self.device_name
         return samples

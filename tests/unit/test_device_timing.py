@@ -12,9 +12,24 @@ import math
 
 import pytest
 
-from pytest_dcuopt.timing.device import (FALLBACK_L2_BYTES, bracket_offset, split_activities, MAX_ROTATION_SETS, chunk_size_for, delay_for,
-                                         describe_samples, flush_bytes_for, flush_mode_from_env, hot_batch_for,
-                                         late_mask, measure_device, rotation_sets, seed_method)
+from pytest_dcuopt.timing.device import (
+    CALIBRATION_BATCH,
+    FALLBACK_L2_BYTES,
+    MAX_ROTATION_SETS,
+    bracket_offset,
+    choose_flush_mode,
+    choose_offset_mode,
+    chunk_size_for,
+    delay_for,
+    describe_samples,
+    flush_bytes_for,
+    hot_batch_for,
+    late_mask,
+    measure_device,
+    rotation_sets,
+    seed_method,
+    split_activities,
+)
 from pytest_dcuopt.timing.policy import TimingPolicy
 
 US = 1e-6
@@ -38,7 +53,8 @@ class SimEvent:
 
     def record(self) -> None:
         self.gpu.clock.spend(self.gpu.record_cost)
-        self.at = self.gpu.run(0.0)
+        self.at = self.gpu.run(self.gpu.event_s)  # stamped when the stream reaches it; then occupies event_s
+        self.gpu.after_event = True
 
     def elapsed_time(self, end: SimEvent) -> float:
         assert self.at is not None and end.at is not None
@@ -51,10 +67,14 @@ class SimGpu:
     timer = "simulated events"
 
     def __init__(self, cold_s: float = 10 * US, hot_s: float = 4 * US, launch_cost: float = 8 * US,
-                 has_sleep: bool = True, l2_bytes: int = 50 * 2**20, bracket_s: float = 0.0,
-                 profiler: bool = False) -> None:
+                 has_sleep: bool = True, l2_bytes: int = 50 * 2**20, bracket_s: float = 0.0, event_s: float = 0.0,
+                 profiler: bool = False, tiny_s: float | None = 1.6 * US) -> None:
         self.clock = SimClock()
-        self.bracket_s = bracket_s  # the GPU's own launch latency: inside the events, outside the kernel record
+        # The bracket's cost, as on a real GPU: each event occupies the stream for event_s, and the first kernel
+        # after an event pays bracket_s to launch onto an idle GPU. Both lie inside the events and outside the
+        # kernel's own (profiler) record; back-to-back kernels pay neither.
+        self.bracket_s, self.event_s, self.after_event = bracket_s, event_s, False
+        self.tiny_s = tiny_s
         self.profiler = profiler
         self.recording: list[tuple[str, float]] | None = None
         self.free_at = 0.0
@@ -77,9 +97,22 @@ class SimGpu:
     def kernel(self) -> None:
         self.calls += 1
         self.clock.spend(self.launch_cost + self.stalls.get(self.calls, 0.0))
-        self.run(self.bracket_s)
+        self._launch_latency()
         self.run(self.cold_s if self.cache_cold else self.hot_s, "solve_kernel")
         self.cache_cold = False
+
+    def _launch_latency(self) -> None:
+        if self.after_event:
+            self.run(self.bracket_s)
+        self.after_event = False
+
+    def tiny_kernel(self) -> bool:
+        if self.tiny_s is None:
+            return False
+        self.clock.spend(5 * US)
+        self._launch_latency()
+        self.run(self.tiny_s, "fill_kernel")
+        return True
 
     def profile_device(self, body):
         if not self.profiler:
@@ -101,11 +134,13 @@ class SimGpu:
         if not self.has_sleep:
             return False
         self.clock.spend(3 * US)
+        self.after_event = False
         self.run(cycles / self.cycles_per_s, "spin_kernel")
         return True
 
     def flush(self) -> None:
         self.clock.spend(2 * US)
+        self.after_event = False
         self.run(self.flush_s, "reduce_kernel")
         self.cache_cold = True
 
@@ -135,41 +170,98 @@ def test_cold_samples_measure_the_kernel_not_the_launch() -> None:
     assert len(hot["samples_ms"]) == hot["n"]
 
 
-def test_the_event_brackets_own_cost_is_measured_against_the_profiler_and_removed() -> None:
-    gpu = SimGpu(bracket_s=2 * US, profiler=True)
+PROFILER = TimingPolicy(**{**POLICY.to_json(), "event_offset": "profiler"})
+RAW = TimingPolicy(**{**POLICY.to_json(), "event_offset": "none"})
+
+
+def test_the_bracket_cost_is_calibrated_with_a_tiny_kernel_and_removed() -> None:
+    gpu = SimGpu(bracket_s=0.7 * US, event_s=1.3 * US)
     samples = measure_device([gpu.kernel], POLICY, gpu, clock=gpu.clock)
     offset = samples.extra["event_offset"]
-    assert offset["applied"] and offset["offset_us"] == pytest.approx(2.0)
+    assert offset["applied"] and offset["method"] == "calibrated"
+    assert offset["offset_us"] == pytest.approx(2.0) and offset["per_kernel_us"] == pytest.approx(1.6)
+    assert offset["empty_pair_us"] == pytest.approx(1.3)  # the events alone: not the whole cost
+    assert offset["one_kernel_us"] == pytest.approx(3.6) and offset["batch"] == CALIBRATION_BATCH
+    assert offset["raw_event_median_ms"] == pytest.approx(0.012)
+    assert statistics_median(samples.seconds) == pytest.approx(10 * US, rel=1e-6)
+    assert samples.extra["hot"]["median_ms"] == pytest.approx(4e-3, rel=1e-6)  # offset/batch off each hot call
+
+
+def test_raw_event_times_count_the_bracket() -> None:
+    gpu = SimGpu(bracket_s=0.7 * US, event_s=1.3 * US)
+    samples = measure_device([gpu.kernel], RAW, gpu, clock=gpu.clock)
+    assert samples.extra["event_offset"]["applied"] is False and "`none`" in samples.extra["event_offset"]["reason"]
+    assert statistics_median(samples.seconds) == pytest.approx(12 * US, rel=1e-6)
+
+
+def test_the_calibration_runs_once_per_device_backend() -> None:
+    gpu = SimGpu(bracket_s=0.7 * US, event_s=1.3 * US)
+    gpu.bracket_cache = {}
+    first = measure_device([gpu.kernel], POLICY, gpu, clock=gpu.clock).extra["event_offset"]
+    other_kernel = measure_device([lambda: gpu.kernel()], POLICY, gpu, clock=gpu.clock).extra["event_offset"]
+    assert "reused" not in first and other_kernel["reused"] is True and other_kernel["offset_us"] == first["offset_us"]
+
+
+def test_without_a_tiny_kernel_or_a_delay_kernel_raw_times_stay_and_it_says_so() -> None:
+    gpu = SimGpu(bracket_s=2 * US, tiny_s=None)
+    samples = measure_device([gpu.kernel], POLICY, gpu, clock=gpu.clock)
+    assert samples.extra["event_offset"]["applied"] is False
+    assert "no tiny kernel" in samples.extra["event_offset"]["reason"]
+    assert statistics_median(samples.seconds) == pytest.approx(12 * US, rel=1e-6)
+    no_sleep = SimGpu(bracket_s=2 * US, has_sleep=False)
+    reason = measure_device([no_sleep.kernel], POLICY, no_sleep, clock=no_sleep.clock).extra["event_offset"]["reason"]
+    assert "no delay kernel" in reason
+
+
+def test_the_profiler_mode_pairs_samples_with_kernel_records() -> None:
+    gpu = SimGpu(bracket_s=0.7 * US, event_s=1.3 * US, profiler=True)
+    samples = measure_device([gpu.kernel], PROFILER, gpu, clock=gpu.clock)
+    offset = samples.extra["event_offset"]
+    assert offset["applied"] and offset["method"] == "profiler" and offset["offset_us"] == pytest.approx(2.0)
     assert offset["raw_event_median_ms"] == pytest.approx(0.012) and offset["device_median_us"] == pytest.approx(10.0)
     assert statistics_median(samples.seconds) == pytest.approx(10 * US, rel=1e-6)
-    batch = samples.extra["hot"]["batch"]
-    assert batch == 9  # from the raw 12 us cold median
-    assert samples.extra["hot"]["median_ms"] == pytest.approx((batch * 6 - 2) / batch * 1e-3, rel=1e-6)  # (B(2+4)-2)/B
+    assert samples.extra["hot"]["batch"] == 9  # sized from the raw 12 us cold median
+    assert samples.extra["hot"]["median_ms"] == pytest.approx(4e-3, rel=1e-6)
 
 
-def test_the_offset_is_calibrated_once_per_bound_call() -> None:
+def test_the_profiler_offset_is_measured_once_per_bound_call() -> None:
     gpu = SimGpu(bracket_s=2 * US, profiler=True)
     gpu.offset_cache = {}
-    first = measure_device([gpu.kernel], POLICY, gpu, clock=gpu.clock).extra["event_offset"]
-    again = measure_device([gpu.kernel], POLICY, gpu, clock=gpu.clock).extra["event_offset"]
+    first = measure_device([gpu.kernel], PROFILER, gpu, clock=gpu.clock).extra["event_offset"]
+    again = measure_device([gpu.kernel], PROFILER, gpu, clock=gpu.clock).extra["event_offset"]
     assert "reused" not in first and again["reused"] is True and again["offset_us"] == first["offset_us"]
 
 
-def test_without_a_profiler_raw_event_times_stay_and_it_says_so() -> None:
+def test_without_a_profiler_the_profiler_mode_keeps_raw_times_and_says_so() -> None:
     gpu = SimGpu(bracket_s=2 * US)
-    samples = measure_device([gpu.kernel], POLICY, gpu, clock=gpu.clock)
+    samples = measure_device([gpu.kernel], PROFILER, gpu, clock=gpu.clock)
     assert samples.extra["event_offset"]["applied"] is False
     assert "the profiler recorded no device activity" in samples.extra["event_offset"]["reason"]
     assert statistics_median(samples.seconds) == pytest.approx(12 * US, rel=1e-6)
 
 
-def test_bracket_offset_rules(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_bracket_offset_rules() -> None:
     assert bracket_offset([12 * US] * 3, [10 * US] * 3, 10 * US)[0] == pytest.approx(2 * US)
     assert bracket_offset([10 * US], [12 * US], 10 * US)[1].startswith("the profiler's kernel time exceeds")
     assert "implausibly large" in bracket_offset([50 * US], [10 * US], 10 * US)[1]
+
+
+def test_offset_and_flush_modes_option_then_env_then_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("DCUOPT_EVENT_OFFSET", raising=False)
+    assert choose_offset_mode() == "calibrated"
     monkeypatch.setenv("DCUOPT_EVENT_OFFSET", "none")
-    gpu = SimGpu(bracket_s=2 * US, profiler=True)
+    assert choose_offset_mode() == "none" and choose_offset_mode("profiler") == "profiler"
+    gpu = SimGpu(bracket_s=2 * US)
     assert measure_device([gpu.kernel], POLICY, gpu, clock=gpu.clock).extra["event_offset"]["applied"] is False
+    with pytest.raises(ValueError, match="'sometimes' is not a mode.*--dcuopt-event-offset"):
+        choose_offset_mode("sometimes")
+    monkeypatch.delenv("DCUOPT_L2_FLUSH", raising=False)
+    assert choose_flush_mode() == "read"
+    monkeypatch.setenv("DCUOPT_L2_FLUSH", "write")
+    assert choose_flush_mode() == "write" and choose_flush_mode("none") == "none"
+    monkeypatch.setenv("DCUOPT_L2_FLUSH", "sometimes")
+    with pytest.raises(ValueError, match="not a flush mode; use one of read, write, none.*--dcuopt-l2-flush"):
+        choose_flush_mode()
 
 
 def test_launch_overhead_is_measured_and_would_dominate_unhidden() -> None:
@@ -241,16 +333,6 @@ def test_flush_size_from_l2_with_fallback() -> None:
     size, where = flush_bytes_for(None)
     assert size == 2 * FALLBACK_L2_BYTES == 256 * 2**20 and "fallback" in where
     assert flush_bytes_for(0)[0] == 256 * 2**20
-
-
-def test_flush_mode_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("DCUOPT_L2_FLUSH", raising=False)
-    assert flush_mode_from_env() == "read"
-    monkeypatch.setenv("DCUOPT_L2_FLUSH", "write")
-    assert flush_mode_from_env() == "write"
-    monkeypatch.setenv("DCUOPT_L2_FLUSH", "sometimes")
-    with pytest.raises(ValueError, match="not a flush mode; use one of read, write, none"):
-        flush_mode_from_env()
 
 
 def test_rotation_sets() -> None:

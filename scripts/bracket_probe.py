@@ -1,0 +1,131 @@
+"""What does a start/end event pair add to a kernel's time, and what can measure that without ncu?
+
+Evidence for docs/gpu-timing.md ("the event bracket's cost"). Two subcommands, run on a CUDA GPU:
+
+  measure     per target: the raw cold event median (no correction), the profiler's (CUPTI) device time,
+              and the same cold procedure around *nothing* (an empty event pair) and around a 1-element
+              fill kernel; writes JSON
+  ncu-target  the program ncu runs: each target's calls between cudaProfilerStart/Stop, a marker between
+
+Targets: vector_add (scalar and float4) over a size sweep, and two suite branches at their GPU dims.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "scripts"))
+
+from h200_evidence import NCU_CALLS, Loaded, Target, policy
+
+KERNELS = ROOT / "kernels"
+SIZES = (65536, 262144, 1048576, 4194304, 16777216)
+
+
+def kernel_targets() -> list[Target]:
+    found = []
+    for branch, source in (("baseline", KERNELS / "vector_add/kernel.cu"),
+                           ("float4", KERNELS / "vector_add/branches/float4/kernel.cu")):
+        found += [Target(f"vector_add/{branch}@N={n}", "vector_add", branch, source, {"N": n}, False) for n in SIZES]
+    for case, branch in (("row_sum", "block_per_row_float4"), ("matmul", "regtile_4x4")):
+        dims = json.loads((KERNELS / case / "dims.cuda.json").read_text())
+        found.append(Target(f"{case}/{branch}", case, branch, KERNELS / case / "branches" / branch / "kernel.cu", dims, False))
+    return found
+
+
+def fill_kernel() -> Callable[[], Any]:
+    import torch
+
+    tiny = torch.empty(1, device="cuda")
+    return tiny.zero_
+
+
+def cmd_measure(args: argparse.Namespace) -> None:
+    import torch
+
+    from pytest_dcuopt.timing import device as timing
+
+    os.environ[timing.OFFSET_ENV] = "none"  # raw event times; the profiler is run explicitly below
+    result: dict[str, Any] = {}
+    runtime = None
+
+    def record(label: str, launch: Callable[[], Any], backend: Any, nbytes: int = 0) -> None:
+        samples = timing.measure_device([launch], policy(0.5), backend, nbytes)
+        raw = statistics.median(samples.seconds)
+        hiding = timing.Hiding(True, samples.extra["launch_hiding"]["cycles_per_us"] * 1e6,
+                               samples.extra["launch_hiding"]["delay_us"] * 1e-6)
+        os.environ[timing.OFFSET_ENV] = "profiler"
+        offset = timing.calibrate_offset(launch, backend, hiding, raw, samples=40)
+        os.environ[timing.OFFSET_ENV] = "none"
+        result[label] = {"raw_event_median_us": raw * 1e6, "raw_min_us": min(samples.seconds) * 1e6,
+                         "n": len(samples.seconds), "hot_us": samples.extra["hot"]["median_ms"] * 1e3,
+                         "profiler": offset.to_json()}
+        print(label, json.dumps({k: v for k, v in result[label].items() if k != "profiler"}),
+              offset.to_json().get("offset_us"), offset.to_json().get("device_median_us"), flush=True)
+
+    for target in kernel_targets():
+        loaded = Loaded(target, args.cache, runtime)
+        runtime = loaded.runtime
+        backend = runtime.backend()
+        record(target.label, loaded.binding.launch, backend, loaded.binding.nbytes)
+        del loaded
+        torch.cuda.empty_cache()
+    backend = runtime.backend()
+    record("empty event pair", lambda: None, backend)
+    record("1-element fill kernel", fill_kernel(), backend)
+    args.out.write_text(json.dumps(result, indent=1))
+
+
+def cmd_ncu_target(args: argparse.Namespace) -> None:
+    import torch
+
+    order = []
+    runtime = None
+    launches: list[tuple[str, Callable[[], Any]]] = []
+    for target in kernel_targets():
+        loaded = Loaded(target, args.cache, runtime)
+        runtime = loaded.runtime
+        _profile(target.label, loaded.binding.launch)
+        order.append(target.label)
+        del loaded
+        torch.cuda.empty_cache()
+    launches.append(("1-element fill kernel", fill_kernel()))
+    for label, launch in launches:
+        _profile(label, launch)
+        order.append(label)
+    args.out.write_text(json.dumps({"order": order, "calls": NCU_CALLS}, indent=1))
+
+
+def _profile(label: str, launch: Callable[[], Any]) -> None:
+    import torch
+
+    for _ in range(5):
+        launch()
+    torch.cuda.synchronize()
+    torch.cuda.profiler.start()
+    torch.cuda._sleep(1000)  # marker kernel between targets
+    for _ in range(NCU_CALLS):
+        launch()
+    torch.cuda.synchronize()
+    torch.cuda.profiler.stop()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("command", choices=("measure", "ncu-target"))
+    parser.add_argument("--cache", type=Path, required=True)
+    parser.add_argument("--out", type=Path, required=True)
+    args = parser.parse_args()
+    {"measure": cmd_measure, "ncu-target": cmd_ncu_target}[args.command](args)
+
+
+if __name__ == "__main__":
+    main()
