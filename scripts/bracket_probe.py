@@ -6,6 +6,8 @@ Evidence for docs/gpu-timing.md ("the event bracket's cost"). Two subcommands, r
               and the same cold procedure around *nothing* (an empty event pair) and around a 1-element
               fill kernel; writes JSON
   ncu-target  the program ncu runs: each target's calls between cudaProfilerStart/Stop, a marker between
+  calibrate   the per-device bracket calibration repeated (fresh backends; run it several times for fresh
+              processes), with every raw bracket sample kept
 
 Targets: vector_add (scalar and float4) over a size sweep, and two suite branches at their GPU dims.
 """
@@ -84,6 +86,30 @@ def cmd_measure(args: argparse.Namespace) -> None:
     args.out.write_text(json.dumps(result, indent=1))
 
 
+def cmd_calibrate(args: argparse.Namespace) -> None:
+    """How much the per-device calibration varies: repeated in this process (fresh backends) and in fresh
+    processes (--fresh), keeping every raw bracket sample so other estimators can be compared."""
+    import time
+
+    import torch
+
+    from pytest_dcuopt.timing import device as timing
+
+    reps = []
+    for _ in range(args.reps):
+        backend = timing.TorchBackend(torch, torch.device("cuda"))
+        launch = backend.tiny_kernel
+        host = timing.host_launch_seconds(launch, backend, time.perf_counter)
+        hiding = timing._calibrate(backend, host)
+        raw = {count: timing.bracketed_samples(backend, launch, count, hiding, host, time.perf_counter, args.samples)
+               for count in (0, 1, 2, timing.CALIBRATION_BATCH)}
+        offset = timing.calibrate_bracket(backend, hiding, time.perf_counter)
+        reps.append({"offset": offset.to_json(), "raw_us": {c: [t * 1e6 for t in v] for c, v in raw.items()}})
+        print(json.dumps({k: v for k, v in offset.to_json().items() if k != "what"}), flush=True)
+        del backend
+    args.out.write_text(json.dumps(reps))
+
+
 def cmd_ncu_target(args: argparse.Namespace) -> None:
     import torch
 
@@ -120,11 +146,13 @@ def _profile(label: str, launch: Callable[[], Any]) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("command", choices=("measure", "ncu-target"))
-    parser.add_argument("--cache", type=Path, required=True)
+    parser.add_argument("command", choices=("measure", "ncu-target", "calibrate"))
+    parser.add_argument("--cache", type=Path)
+    parser.add_argument("--reps", type=int, default=4)
+    parser.add_argument("--samples", type=int, default=400)
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
-    {"measure": cmd_measure, "ncu-target": cmd_ncu_target}[args.command](args)
+    {"measure": cmd_measure, "ncu-target": cmd_ncu_target, "calibrate": cmd_calibrate}[args.command](args)
 
 
 if __name__ == "__main__":

@@ -65,7 +65,7 @@ OFFSET_ENV = "DCUOPT_EVENT_OFFSET"  # calibrated (default) | profiler | none
 OFFSET_MODES = ("calibrated", "profiler", "none")
 OFFSET_SAMPLES = 20
 OFFSET_LIMIT_S = 10e-6  # an offset above max(this, half the kernel time) is not trusted
-CALIBRATION_SAMPLES = 60  # clean samples per kernel count
+CALIBRATION_SAMPLES = 200  # clean samples per kernel count (60 left the offset varying by +/-0.3 us across workers)
 CALIBRATION_BATCH = 34  # the long bracket holds this many tiny kernels (32 more than the short one)
 OVERHEAD_CALLS = 20
 
@@ -433,7 +433,8 @@ def calibrate_bracket(backend: DeviceBackend, hiding: Hiding, clock: Callable[[]
     if tiny is None or not tiny():
         return Offset(False, reason="this runtime has no tiny kernel to calibrate the bracket with; raw event times")
     host = host_launch_seconds(tiny, backend, clock)
-    medians = {count: _bracketed_median(backend, tiny, count, hiding, host, clock, samples) for count in (0, 1, 2, batch)}
+    medians = {count: statistics.median(bracketed_samples(backend, tiny, count, hiding, host, clock, samples))
+               for count in (0, 1, 2, batch)}
     per_kernel = (medians[batch] - medians[2]) / (batch - 2)
     offset = medians[1] - per_kernel
     details = {"method": "calibrated", "empty_pair_us": _r(medians[0] * 1e6), "one_kernel_us": _r(medians[1] * 1e6),
@@ -446,9 +447,9 @@ def calibrate_bracket(backend: DeviceBackend, hiding: Hiding, clock: Callable[[]
     return Offset(True, offset, details=details)
 
 
-def _bracketed_median(backend: DeviceBackend, tiny: Callable[[], Any], count: int, hiding: Hiding,
-                      host: Sequence[float], clock: Callable[[], float], samples: int, rounds: int = 20) -> float:
-    """Median cold-bracket time around `count` back-to-back tiny kernels (late samples dropped, as in sampling)."""
+def bracketed_samples(backend: DeviceBackend, tiny: Callable[[], Any], count: int, hiding: Hiding,
+                      host: Sequence[float], clock: Callable[[], float], samples: int, rounds: int = 40) -> list[float]:
+    """Cold-bracket times around `count` back-to-back tiny kernels (late samples dropped, as in sampling)."""
     delay = Hiding(True, hiding.cycles_per_s, delay_for(host, calls=max(1, count), floor_s=hiding.delay_s))
 
     def body() -> None:
@@ -468,7 +469,7 @@ def _bracketed_median(backend: DeviceBackend, tiny: Callable[[], Any], count: in
         accepted += [t for t, is_late in zip(times, late) if not is_late]
         if len(accepted) >= samples:
             break
-    return statistics.median(accepted or times)
+    return accepted or times
 
 
 def _cached_offset(launch: Callable[[], None], backend: DeviceBackend, hiding: Hiding, cold_median_s: float) -> Offset:
