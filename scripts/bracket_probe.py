@@ -6,6 +6,7 @@ Evidence for docs/gpu-timing.md ("the event bracket's cost"). Two subcommands, r
               and the same cold procedure around *nothing* (an empty event pair) and around a 1-element
               fill kernel; writes JSON
   ncu-target  the program ncu runs: each target's calls between cudaProfilerStart/Stop, a marker between
+  spread      one process's harness numbers for the 5-20 us targets, and alternating kernel/tiny-kernel windows
   calibrate   the per-device bracket calibration repeated (fresh backends; run it several times for fresh
               processes), with every raw bracket sample kept
 
@@ -110,13 +111,63 @@ def cmd_calibrate(args: argparse.Namespace) -> None:
     args.out.write_text(json.dumps(reps))
 
 
+SPREAD_SIZES = (1048576, 4194304)  # the 5-20 us band on an H200
+
+
+def spread_targets() -> list[Target]:
+    return [t for t in kernel_targets() if t.dims.get("N") in SPREAD_SIZES and t.case == "vector_add"]
+
+
+def cmd_spread(args: argparse.Namespace) -> None:
+    """One fresh process: the shipped harness numbers for the 5-20 us targets, then windows that alternate kernel
+    and tiny-kernel brackets (does a bracket cost measured in the same window track the kernel's better?)."""
+    import time
+
+    import torch
+
+    from pytest_dcuopt.timing import device as timing
+
+    result: dict[str, Any] = {"harness": {}, "windows": {}}
+    runtime = None
+    for target in spread_targets():
+        loaded = Loaded(target, args.cache, runtime)
+        runtime = loaded.runtime
+        samples = loaded.measure(policy(0.3))
+        offset = samples.extra["event_offset"]
+        result["harness"][target.label] = {"median_us": statistics.median(samples.seconds) * 1e6,
+                                           "raw_us": offset["raw_event_median_ms"] * 1e3,
+                                           "offset_us": offset.get("offset_us"), "reused": offset.get("reused", False)}
+        backend = runtime.backend()
+        host = timing.host_launch_seconds(loaded.binding.launch, backend, time.perf_counter)
+        hiding = timing._calibrate(backend, host)
+        windows = []
+        for _ in range(6):
+            marks: list[Any] = []
+            spans: list[float] = []
+            for _ in range(60):
+                for body in (loaded.binding.launch, backend.tiny_kernel):
+                    backend.flush()
+                    timing._bracket(backend, body, hiding, time.perf_counter, marks, spans)
+            backend.synchronize()
+            times, late = timing._settle(marks, spans, hiding, 1)
+            kernel = [t for i, (t, bad) in enumerate(zip(times, late)) if i % 2 == 0 and not bad]
+            tiny = [t for i, (t, bad) in enumerate(zip(times, late)) if i % 2 == 1 and not bad]
+            windows.append({"kernel_raw_us": statistics.median(kernel) * 1e6, "tiny_raw_us": statistics.median(tiny) * 1e6})
+        result["windows"][target.label] = windows
+        print(target.label, json.dumps(result["harness"][target.label]),
+              [(round(w["kernel_raw_us"], 2), round(w["tiny_raw_us"], 2)) for w in windows], flush=True)
+        del loaded
+        torch.cuda.empty_cache()
+    args.out.write_text(json.dumps(result, indent=1))
+
+
 def cmd_ncu_target(args: argparse.Namespace) -> None:
     import torch
 
     order = []
     runtime = None
     launches: list[tuple[str, Callable[[], Any]]] = []
-    for target in kernel_targets():
+    for target in (spread_targets() if args.spread else kernel_targets()):
         loaded = Loaded(target, args.cache, runtime)
         runtime = loaded.runtime
         _profile(target.label, loaded.binding.launch)
@@ -146,13 +197,15 @@ def _profile(label: str, launch: Callable[[], Any]) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("command", choices=("measure", "ncu-target", "calibrate"))
+    parser.add_argument("command", choices=("measure", "ncu-target", "calibrate", "spread"))
+    parser.add_argument("--spread", action="store_true", help="ncu-target: only the spread targets")
     parser.add_argument("--cache", type=Path)
     parser.add_argument("--reps", type=int, default=4)
     parser.add_argument("--samples", type=int, default=400)
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
-    {"measure": cmd_measure, "ncu-target": cmd_ncu_target, "calibrate": cmd_calibrate}[args.command](args)
+    {"measure": cmd_measure, "ncu-target": cmd_ncu_target, "calibrate": cmd_calibrate,
+     "spread": cmd_spread}[args.command](args)
 
 
 if __name__ == "__main__":
