@@ -140,6 +140,7 @@ def cmd_spread(args: argparse.Namespace) -> None:
         backend = runtime.backend()
         host = timing.host_launch_seconds(loaded.binding.launch, backend, time.perf_counter)
         hiding = timing._calibrate(backend, host)
+        hiding.delay_s = max(hiding.delay_s, 200e-6)  # every bracket on time: no late samples to drop
         windows = []
         for _ in range(6):
             marks: list[Any] = []
@@ -152,7 +153,9 @@ def cmd_spread(args: argparse.Namespace) -> None:
             times, late = timing._settle(marks, spans, hiding, 1)
             kernel = [t for i, (t, bad) in enumerate(zip(times, late)) if i % 2 == 0 and not bad]
             tiny = [t for i, (t, bad) in enumerate(zip(times, late)) if i % 2 == 1 and not bad]
-            windows.append({"kernel_raw_us": statistics.median(kernel) * 1e6, "tiny_raw_us": statistics.median(tiny) * 1e6})
+            if kernel and tiny:
+                windows.append({"kernel_raw_us": statistics.median(kernel) * 1e6,
+                                 "tiny_raw_us": statistics.median(tiny) * 1e6})
         result["windows"][target.label] = windows
         print(target.label, json.dumps(result["harness"][target.label]),
               [(round(w["kernel_raw_us"], 2), round(w["tiny_raw_us"], 2)) for w in windows], flush=True)
