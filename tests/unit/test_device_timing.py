@@ -370,3 +370,13 @@ def test_split_activities() -> None:
     # An extra activity breaks the positions; dropping infra names still separates the solve's kernels.
     assert split_activities(sample * 2 + [("spin", 2.0)], infra, 2) == [[("k1", 3.0), ("k2", 4.0)]] * 2
     assert split_activities([("reduce", 1.0), ("spin", 2.0)] * 2, infra, 2).startswith("4 device activities")
+
+
+def test_no_correction_for_samples_no_longer_than_the_bracket() -> None:
+    from pytest_dcuopt.timing.device import Hiding, event_offset
+
+    gpu = SimGpu(bracket_s=0.7 * US, event_s=1.3 * US)
+    hiding = Hiding(True, gpu.cycles_per_s, 50 * US)
+    found = event_offset(gpu.kernel, gpu, hiding, [1.5 * US, 3 * US], POLICY, gpu.clock)
+    assert found.applied is False and "not longer than the bracket's cost (2.00 us)" in found.reason
+    assert event_offset(gpu.kernel, gpu, hiding, [2.5 * US, 3 * US], POLICY, gpu.clock).applied
