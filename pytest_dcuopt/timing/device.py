@@ -658,7 +658,7 @@ class TorchBackend:
         self._buffer = torch.empty(max(1, self.flush_bytes // 4), dtype=torch.float32, device=device)
         self._buffer.zero_()
         self._sink = torch.empty((), dtype=torch.float32, device=device)
-        self._telemetry = telemetry or (dict)
+        self._telemetry = telemetry or dict
         self._has_sleep = callable(getattr(torch.cuda, "_sleep", None))
         self._tiny = torch.zeros(1, dtype=torch.float32, device=device)
         self.offset_cache: dict[int, Any] = {}  # bound call -> Offset (see timing.device._cached_offset)
