@@ -2,9 +2,7 @@
 # Calibration spread (4 processes x 3 fresh backends) and the size sweep's fidelity against ncu, with the
 # final calibration settings; run on the device from the repository root, run 1's state.json as the suite.
 set -uo pipefail
-export PYTHONUNBUFFERED=1
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site
-export PYTHONPATH="$PWD:$PYTHONPATH" DCUOPT_HIP_INCLUDE="$PWD/.carry/hip-include"
+source scripts/device_env.sh
 W=/tmp/c; mkdir -p $W; S=docs/evidence/h200/runs/run1.state.json; EV="python3 scripts/h200_evidence.py"
 python3 scripts/h200_evidence.py prebuild --cache $W/cache > $OUT/prebuild.log 2>&1
 for i in 1 2 3 4; do timeout 60 python3 scripts/bracket_probe.py calibrate --reps 3 --samples 400 --out $OUT/calibrate$i.json; done

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import sys
 from collections.abc import Callable
@@ -56,18 +55,18 @@ def cmd_measure(args: argparse.Namespace) -> None:
 
     from pytest_dcuopt.timing import device as timing
 
-    os.environ[timing.OFFSET_ENV] = "none"  # raw event times; the profiler is run explicitly below
+    from dataclasses import replace
+
     result: dict[str, Any] = {}
     runtime = None
+    raw_policy = replace(policy(0.5), event_offset="none")  # raw event times; the profiler is run explicitly below
 
     def record(label: str, launch: Callable[[], Any], backend: Any, nbytes: int = 0) -> None:
-        samples = timing.measure_device([launch], policy(0.5), backend, nbytes)
+        samples = timing.measure_device([launch], raw_policy, backend, nbytes)
         raw = statistics.median(samples.seconds)
         hiding = timing.Hiding(True, samples.extra["launch_hiding"]["cycles_per_us"] * 1e6,
                                samples.extra["launch_hiding"]["delay_us"] * 1e-6)
-        os.environ[timing.OFFSET_ENV] = "profiler"
         offset = timing.calibrate_offset(launch, backend, hiding, raw, samples=40)
-        os.environ[timing.OFFSET_ENV] = "none"
         result[label] = {"raw_event_median_us": raw * 1e6, "raw_min_us": min(samples.seconds) * 1e6,
                          "n": len(samples.seconds), "hot_us": samples.extra["hot"]["median_ms"] * 1e3,
                          "profiler": offset.to_json()}

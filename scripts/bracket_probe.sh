@@ -1,8 +1,7 @@
+#!/usr/bin/env bash
+# What an event pair adds to a kernel's time, against ncu (bracket_probe.py measure + ncu-target).
 set -uo pipefail
-export PYTHONUNBUFFERED=1
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site
-export PYTHONPATH="$PWD:$PYTHONPATH"
-export DCUOPT_HIP_INCLUDE="$PWD/.carry/hip-include"
+source scripts/device_env.sh
 W=/tmp/p; mkdir -p $W
 python3 scripts/h200_evidence.py prebuild --cache $W/cache > $OUT/prebuild.log 2>&1; tail -3 $OUT/prebuild.log
 timeout 200 python3 scripts/bracket_probe.py measure --cache $W/cache --out $OUT/probe.json 2>&1 | tee $OUT/measure.log

@@ -1,9 +1,7 @@
 #!/usr/bin/env bash
 # The shipped calibration's effect on 5-20 us kernels over fresh processes, against one ncu run.
 set -uo pipefail
-export PYTHONUNBUFFERED=1
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site
-export PYTHONPATH="$PWD:$PYTHONPATH"
+source scripts/device_env.sh
 W=/tmp/s; mkdir -p $W
 for i in 1 2 3 4 5; do timeout 60 python3 scripts/bracket_probe.py spread --cache $W/cache --out $OUT/spread$i.json; done
 timeout 90 ncu --clock-control none --metrics gpu__time_duration.sum --profile-from-start off -f -o $W/ncu \

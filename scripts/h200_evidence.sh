@@ -22,16 +22,7 @@ OUT=${OUT:-/tmp/h200-out}
 W=${W:-/tmp/h200}
 BUDGET_S=${BUDGET_S:-570}
 mkdir -p "$OUT" "$W"
-export PYTHONUNBUFFERED=1
-if ls .whl/*.whl >/dev/null 2>&1; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
-    && export PYTHONPATH=/tmp/site
-fi
-export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
-python3 -c "import importlib.metadata as m; m.version('pytest-dcuopt')" 2>/dev/null || export PYTEST_PLUGINS=pytest_dcuopt.plugin
-if [ ! -f /usr/include/hip/hip_runtime.h ] && [ -d .carry/hip-include/hip ]; then
-  export DCUOPT_HIP_INCLUDE="$PWD/.carry/hip-include"
-fi
+source scripts/device_env.sh
 PY=python3
 EV="$PY scripts/h200_evidence.py"
 SUITE=(kernels --dcuopt-backend=cuda -p no:randomly -p no:cacheprovider -q -rs "--dcuopt-cache-dir=$W/cache"
