@@ -3,22 +3,28 @@
 A directory with `ref.py` and a `kernel.<ext>` (or a seed `run_*` directory with state.json)
 becomes a module of generated tests; no test file is needed. For every toolchain that builds
 one of the case's kernel files there is `test_correctness_<toolchain>[<branch>]` and
-`test_benchmark_<toolchain>[<branch>]`, plus `test_isa_<toolchain>[<branch>]` for the branches
-that carry an `isa` mark (from ref.py's `pytestmark` / `branch_marks`, see markers.py) on
-toolchains with an ISA. ISA tests need no device: they build and disassemble only.
+`test_benchmark_<toolchain>[<branch>]`, plus `test_<observer>_<toolchain>[<branch>]` for the
+branches that carry an observer's mark (from ref.py's `pytestmark` / `branch_marks`), e.g.
+`test_isa_cpu[...]` for the `isa` mark. ISA tests need no device: they build and disassemble only.
 """
 from __future__ import annotations
 
 import types
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import pytest
 
-from .case import KernelCase, is_case_dir, is_seed_run_dir, load_case
+from .bench.clock import SampleClock
+from .case.marks import read_case_marks
+from .case.model import KernelCase, is_case_dir, is_seed_run_dir, load_case
 from .errors import CaseError
-from .markers import ISA_MARKER, isa_specs, read_case_marks
+from .options import BACKEND_OPTION
 from .toolchains import registered_names, toolchain_class
+
+if TYPE_CHECKING:
+    from .observe import Observer
+    from .session import DcuOptSession
 
 
 def wants(file_path: Path) -> bool:
@@ -41,14 +47,13 @@ class KernelCaseModule(pytest.Module):
             return module
         if module_marks:
             module.pytestmark = module_marks  # type: ignore[attr-defined]
+        observers = [o for found in self.config.hook.pytest_dcuopt_observers(config=self.config) for o in found]
         for name in selected_toolchains(self.config, case):
-            _add_toolchain_tests(module, case, name, module_marks, branch_marks)
+            _add_toolchain_tests(module, case, name, observers, module_marks, branch_marks)
         return module
 
 
 def selected_toolchains(config: pytest.Config, case: KernelCase) -> list[str]:
-    from .options import BACKEND_OPTION
-
     wanted = config.getoption(BACKEND_OPTION)
     names = registered_names() if "auto" in wanted else list(wanted)
     unknown = [n for n in names if n not in registered_names()]
@@ -64,10 +69,8 @@ def branch_ids(case: KernelCase, extensions: tuple[str, ...]) -> list[tuple[str,
     return [(b.name if names.count(b.name) == 1 else f"{b.name}{b.source.suffix}", b.source) for b in branches]
 
 
-def _add_toolchain_tests(module: types.ModuleType, case: KernelCase, toolchain: str,
+def _add_toolchain_tests(module: types.ModuleType, case: KernelCase, toolchain: str, observers: Sequence[Observer],
                          module_marks: list[pytest.Mark], branch_marks: dict[str, list[pytest.Mark]]) -> None:
-    from .plugin import SampleClock
-
     root = case.root
     ids = branch_ids(case, toolchain_class(toolchain).extensions)
     sources = dict(ids)
@@ -75,11 +78,12 @@ def _add_toolchain_tests(module: types.ModuleType, case: KernelCase, toolchain: 
     own = {name: branch_marks.get(branch_of[source], []) for name, source in ids}
     group = f"{case.name}/{toolchain}"
 
-    def test_correctness(dcuopt_session: Any, branch: str, request: pytest.FixtureRequest) -> None:
+    def test_correctness(dcuopt_session: DcuOptSession, branch: str, request: pytest.FixtureRequest) -> None:
         variant = dcuopt_session.variant(root, toolchain, branch, sources[branch])
         dcuopt_session.run_correctness(variant, request.node.nodeid)
 
-    def test_benchmark(dcuopt_session: Any, branch: str, benchmark: Any, request: pytest.FixtureRequest) -> None:
+    def test_benchmark(dcuopt_session: DcuOptSession, branch: str, benchmark: Any,
+                       request: pytest.FixtureRequest) -> None:
         variant = dcuopt_session.variant(root, toolchain, branch, sources[branch])
         clock = request.node.get_closest_marker("benchmark").kwargs["timer"]
         dcuopt_session.run_benchmark(variant, benchmark, clock, request.node.nodeid)
@@ -92,48 +96,29 @@ def _add_toolchain_tests(module: types.ModuleType, case: KernelCase, toolchain: 
             _decorate(test_correctness, pytest.mark.parametrize("branch", correctness_params), marks))
     setattr(module, f"test_benchmark_{toolchain}",
             _decorate(test_benchmark, pytest.mark.parametrize("branch", bench_params), marks))
-    _add_isa_test(module, case, toolchain, ids, module_marks, own, marks)
+    for observer in observers:
+        _add_observer_test(module, case, toolchain, ids, observer, module_marks, own, marks)
 
 
-def _add_isa_test(module: types.ModuleType, case: KernelCase, toolchain: str, ids: list[tuple[str, Path]],
-                  module_marks: list[pytest.Mark], own: dict[str, list[pytest.Mark]], marks: list[Any]) -> None:
-    """`test_isa_<toolchain>[<branch>]` for branches with an isa mark that can apply to this toolchain's ISA."""
+def _add_observer_test(module: types.ModuleType, case: KernelCase, toolchain: str, ids: list[tuple[str, Path]],
+                       observer: Observer, module_marks: list[pytest.Mark], own: dict[str, list[pytest.Mark]],
+                       marks: list[Any]) -> None:
+    """`test_<observer>_<toolchain>[<branch>]` for the branches whose marks the observer can judge here."""
     cls = toolchain_class(toolchain)
-    families = tuple(getattr(cls, "isa_families", (cls.isa_family,)))
-    if cls.isa_family == "none":
-        return
     root, sources = case.root, dict(ids)
     params = [pytest.param(name, id=name, marks=own[name]) for name, _ in ids
-              if any(_could_apply(m, families) for m in [*module_marks, *own[name]])]
+              if observer.applies(cls, [*module_marks, *own[name]])]
     if not params:
         return
+    name = observer.name
 
-    def test_isa(dcuopt_session: Any, branch: str, request: pytest.FixtureRequest) -> None:
-        from .isa.spec import IsaMarkError
-
+    def test_observer(dcuopt_session: DcuOptSession, branch: str, request: pytest.FixtureRequest) -> None:
         variant = dcuopt_session.variant(root, toolchain, branch, sources[branch])
-        try:
-            specs = isa_specs(request.node)
-        except IsaMarkError as exc:
-            pytest.fail(str(exc), pytrace=False)
-        dcuopt_session.run_isa(variant, specs, request.node.nodeid)
+        dcuopt_session.run_observer(name, variant, request.node)
 
-    setattr(module, f"test_isa_{toolchain}", _decorate(test_isa, pytest.mark.parametrize("branch", params), marks))
-
-
-def _could_apply(mark: pytest.Mark, families: tuple[str, ...]) -> bool:
-    """An isa mark whose `family` could cover one of `families` (an invalid one counts, so its error is shown)."""
-    from .isa.model import FAMILY_COVERS
-
-    if mark.name != ISA_MARKER:
-        return False
-    declared = mark.kwargs.get("family")
-    if declared is None:
-        return True
-    names = [declared] if isinstance(declared, str) else declared
-    if not isinstance(names, (list, tuple)) or any(n not in FAMILY_COVERS for n in names):
-        return True
-    return any(f in FAMILY_COVERS[n] for n in names for f in families)
+    test_observer.__name__ = f"test_{name}_{toolchain}"
+    setattr(module, f"test_{name}_{toolchain}",
+            _decorate(test_observer, pytest.mark.parametrize("branch", params), marks))
 
 
 def _decorate(function: Callable[..., Any], parametrize: Any, marks: list[Any]) -> Callable[..., Any]:

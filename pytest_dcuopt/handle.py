@@ -9,7 +9,8 @@ import pytest
 from .toolchains import registered_names, toolchain_class
 
 if TYPE_CHECKING:
-    from .session import DcuOptSession, Variant
+    from .session import DcuOptSession
+    from .variant import Variant
 
 
 class CaseHandle:
@@ -35,11 +36,9 @@ class CaseHandle:
         """Run one call at `dims` (merged over dims.json) and compare with the reference; fails like the generated test."""
         __tracebackhide__ = True
         variant = self.variant(branch, toolchain)
-        self.session.prepare(variant)
         message = None
         try:
-            self.session._checked_call(variant, {**self.case.dims, **dict(dims or {})}, seed, self.nodeid,
-                                       reproduce=f"pytest '{self.nodeid}'")
+            self.session.check_once(variant, {**self.case.dims, **dict(dims or {})}, seed, self.nodeid)
         except AssertionError as exc:
             message = str(exc)
         if message is not None:

@@ -15,8 +15,8 @@ import re
 from dataclasses import replace
 from typing import Any, Mapping
 
-from ..toolchains.base import ResourceUsage
 from . import elf
+from .model import ResourceUsage
 
 HSA_TRIPLE_RE = re.compile(r"amdgcn-amd-amdhsa-+(?P<target>gfx[0-9a-z]+(?::[a-z0-9_]+[+-])*)", re.I)
 _REMARK_RE = re.compile(r"remark:\s+(?P<key>[A-Za-z][A-Za-z ]*?(?:\s\[[^\]]+\])?):\s+(?P<value>\S+)"

@@ -10,7 +10,24 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from ..toolchains.base import ResourceUsage
+
+@dataclass(frozen=True)
+class ResourceUsage:
+    """Per-function resources, as far as the toolchain can tell (None = unknown)."""
+
+    function: str
+    registers: int | None = None  # VGPRs on AMD, registers/thread on NVIDIA
+    sgprs: int | None = None
+    agprs: int | None = None
+    shared_bytes: int | None = None  # LDS / shared memory per block
+    scratch_bytes: int | None = None  # private/stack/local per thread
+    spills: int | None = None
+    occupancy: int | None = None
+    source: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if v is not None}
+
 
 #: Every ISA family the project can produce. "dcu" is Hygon's gfx9-derived AMDGCN (gfx92x/93x/94x):
 #: the same syntax, plus MMAC / matrix-read instructions upstream AMD parts do not have.

@@ -19,7 +19,7 @@ from dataclasses import replace
 from typing import Iterable, Mapping
 
 from ..tool import run_tool, which
-from ..toolchains.base import ResourceUsage
+from .model import ResourceUsage
 
 _FATBIN_ELF = re.compile(r"^Fatbin elf code:", re.M)
 _ARCH = re.compile(r"^arch = (sm_\w+)", re.M)

@@ -12,10 +12,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Mapping, Sequence
 
+from ..isa.model import IsaDump, ResourceUsage
+
 if TYPE_CHECKING:
     import numpy as np
 
-    from ..signature import Param
+    from ..case.cabi import Param
     from ..timing.policy import Samples, TimingPolicy
     from .cache import BuildCache
 
@@ -66,24 +68,6 @@ class Artifact:
                 "log": self.log[-2000:]}
 
 
-@dataclass(frozen=True)
-class ResourceUsage:
-    """Per-function resources, as far as the toolchain can tell (None = unknown)."""
-
-    function: str
-    registers: int | None = None  # VGPRs on AMD, registers/thread on NVIDIA
-    sgprs: int | None = None
-    agprs: int | None = None
-    shared_bytes: int | None = None  # LDS / shared memory per block
-    scratch_bytes: int | None = None  # private/stack/local per thread
-    spills: int | None = None
-    occupancy: int | None = None
-    source: str = ""
-
-    def to_json(self) -> dict[str, Any]:
-        return {k: v for k, v in self.__dict__.items() if v is not None}
-
-
 class Runtime(abc.ABC):
     """Device memory and synchronisation inside the worker process."""
 
@@ -132,6 +116,7 @@ class Toolchain(abc.ABC):
     name: ClassVar[str]
     extensions: ClassVar[tuple[str, ...]]  # kernel file suffixes this toolchain builds
     isa_family: ClassVar[str] = "none"  # x86, amdgcn, dcu, sass, none
+    isa_families: ClassVar[tuple[str, ...]] = ()  # every family its ISA may come in, when several (hip: amdgcn, dcu)
     c_abi: ClassVar[bool] = True  # kernels expose extern "C" solve(...); False for the Python contract
 
     def __init__(self, arch: str | None = None, extra_flags: Sequence[str] = ()) -> None:
@@ -166,5 +151,7 @@ class Toolchain(abc.ABC):
         """Per-function resources. Toolchains without resource data return {}."""
         return {}
 
-    def accepts(self, source: Path) -> bool:
-        return source.suffix in self.extensions
+    def isa_dump(self, artifact: Artifact) -> IsaDump | None:
+        """A complete per-function dump (text, resources, notes), for toolchains that build one themselves;
+        None: the ISA observer wraps `disassemble` and `resource_usage` instead."""
+        return None

@@ -10,8 +10,16 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from ..buffers import GUARD_ELEMENTS, Domain, default_domain, encode, numel, poison_value, storage_dtype
-from ..signature import Param
+from ..case.buffers import (
+    GUARD_ELEMENTS,
+    Domain,
+    default_domain,
+    encode,
+    numel,
+    poison_value,
+    storage_dtype,
+)
+from ..case.cabi import Param
 from .base import Runtime
 
 _CTYPES = {

@@ -10,13 +10,13 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
+from ..case.cabi import Param
 from ..errors import CompileError
-from ..signature import Param
 from ..tool import run_tool, which
 from .base import Artifact, Availability, Capability, Runtime, Toolchain
 from .binding import BindSpec, CAbiBinding, load_solve
 from .cache import BuildCache
-from .host import HostRuntime, _cpu_model
+from .host_runtime import HostRuntime, cpu_model
 
 BASE_FLAGS = ("-O3", "-march=native", "-fopenmp", "-shared", "-fPIC", "-std=c++17")
 # Functions the C runtime adds to every shared object; never part of a kernel's ISA.
@@ -38,14 +38,14 @@ class CpuToolchain(Toolchain):
         if compiler is None:
             return Availability(Capability.UNAVAILABLE, "no C++ compiler: g++ (or $CXX) is not on PATH; "
                                 "install it with `apt-get install g++`")
-        return Availability(Capability.RUN, f"{compiler} on {_cpu_model()}", {"compiler": compiler})
+        return Availability(Capability.RUN, f"{compiler} on {cpu_model()}", {"compiler": compiler})
 
     @functools.lru_cache(maxsize=1)
     def identity(self) -> str:
         compiler = self.compiler() or "g++"
         version = run_tool([compiler, "--version"], timeout=30).stdout.splitlines()[:1]
         # -march=native makes the code depend on the host CPU: it is part of the identity.
-        return f"{' '.join(version)} | {_cpu_model()}"
+        return f"{' '.join(version)} | {cpu_model()}"
 
     def flags(self) -> tuple[str, ...]:
         return BASE_FLAGS + self.extra_flags

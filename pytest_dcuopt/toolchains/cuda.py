@@ -32,14 +32,20 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from ..case.cabi import Param
 from ..errors import CompileError, ToolchainUnavailable
-from ..signature import Param
+from ..files import write_atomic
 from ..tool import run_tool, which
 from .base import Artifact, Availability, Capability, ResourceUsage, Runtime, Toolchain
 from .binding import BindSpec, CAbiBinding, load_solve
 from .cache import BuildCache
-from .device import CudaError, ErrorSource, TorchDeviceRuntime
-from .hip_nvidia import NVIDIA_MACRO, compat_include_dir, find_hip_headers, missing_reason
+from .hip_nvidia import (
+    NVIDIA_MACRO,
+    compat_include_dir,
+    find_hip_headers,
+    missing_reason,
+)
+from .torch_runtime import CudaError, ErrorSource, TorchDeviceRuntime
 
 DEFAULT_ARCH = "sm_90"
 NVCC_ENV = "DCUOPT_NVCC"
@@ -208,7 +214,7 @@ class CudaToolchain(Toolchain):
             raise ToolchainUnavailable(f"{result.command_line} failed (exit {result.returncode}): {result.stderr[-2000:]}")
         functions = split_sass(result.stdout, artifact.arch)
         named = {str(k): str(v) for k, v in rename(functions, demangle(functions)).items()}
-        _write_atomic(cached, json.dumps(named))
+        write_atomic(cached, json.dumps(named))
         return named
 
     def resource_usage(self, artifact: Artifact) -> dict[str, ResourceUsage]:
@@ -350,8 +356,3 @@ def hip_headers_reason() -> str | None:
     """None when `.hip` sources can be built for NVIDIA here, else why not."""
     return None if find_hip_headers() else missing_reason()
 
-
-def _write_atomic(path: Path, text: str) -> None:
-    temporary = path.with_name(f".{path.name}.{os.getpid()}")
-    temporary.write_text(text)
-    os.replace(temporary, path)

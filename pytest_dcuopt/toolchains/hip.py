@@ -34,8 +34,8 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
+from ..case.cabi import Param
 from ..errors import CaseError, CompileError, ToolchainUnavailable
-from ..signature import Param
 from ..tool import ToolResult, run_tool, which
 from .base import Artifact, Availability, Capability, ResourceUsage, Runtime, Toolchain
 from .binding import load_solve
@@ -200,7 +200,9 @@ class HipToolchain(Toolchain):
     # ----- worker side ------------------------------------------------------------------
     def runtime(self) -> Runtime:
         if self._runtime is None:
-            from .device import TorchDeviceRuntime  # torch is imported only in the worker
+            from .torch_runtime import (
+                TorchDeviceRuntime,  # torch is imported only in the worker
+            )
 
             self._runtime = TorchDeviceRuntime()
         return self._runtime
@@ -225,7 +227,7 @@ class HipToolchain(Toolchain):
     def isa_dump(self, artifact: Artifact) -> Any:
         """The artifact's per-function ISA and resources, with the tools used and any fallback said aloud."""
         if artifact.key not in self._dumps:
-            from ..isa.hip_dump import dump_hip_artifact
+            from .hip_isa import dump_hip_artifact
 
             self._dumps[artifact.key] = dump_hip_artifact(self, artifact)
         return self._dumps[artifact.key]
@@ -356,7 +358,7 @@ def ck_tile_flags(source: Path) -> tuple[str, ...]:
 # ----- runtime errors ---------------------------------------------------------------------
 def hip_errors(library: ctypes.CDLL) -> Any:
     """An `ErrorSource` on the HIP runtime the kernel library links (hipGetLastError), or None if absent."""
-    from .device import ErrorSource
+    from .torch_runtime import ErrorSource
 
     class HipErrors(ErrorSource):
         def __init__(self) -> None:

@@ -9,8 +9,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from ..case.cabi import Param
 from ..errors import CaseError
-from ..signature import Param
 from ..timing.host import measure_host
 from ..timing.policy import Samples, TimingPolicy
 from .base import Artifact, Availability, Capability, Runtime, Toolchain

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_dcuopt.results import validate_state
+from pytest_dcuopt.report.state import validate_state
 from tests.conftest import CASES, FAST
 
 

@@ -13,7 +13,13 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import CASES, KERNELS
-from tests.context import skip_if_no_cuobjdump, skip_if_no_gxx, skip_if_no_hipcc, skip_if_no_llvm_objdump, skip_if_no_nvcc
+from tests.context import (
+    skip_if_no_cuobjdump,
+    skip_if_no_gxx,
+    skip_if_no_hipcc,
+    skip_if_no_llvm_objdump,
+    skip_if_no_nvcc,
+)
 
 VADD = CASES / "isa_vector_add"
 ONLY_ISA = ("-k", "test_isa", "-rs")

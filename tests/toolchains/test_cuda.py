@@ -19,8 +19,14 @@ from pytest_dcuopt.toolchains.cache import BuildCache
 from pytest_dcuopt.toolchains.cuda import DEFAULT_ARCH, CudaToolchain, normalize_arch
 from pytest_dcuopt.toolchains.hip_nvidia import compat_include_dir, repair_text
 from tests.conftest import DATA, KERNELS
-from tests.context import (cuda_device_missing, skip_if_cuda_device, skip_if_no_cuda_device, skip_if_no_cuobjdump,
-                           skip_if_no_hip_headers, skip_if_no_nvcc)
+from tests.context import (
+    cuda_device_missing,
+    skip_if_cuda_device,
+    skip_if_no_cuda_device,
+    skip_if_no_cuobjdump,
+    skip_if_no_hip_headers,
+    skip_if_no_nvcc,
+)
 
 EXAMPLES = sorted(p for p in KERNELS.rglob("kernel.*") if p.suffix in (".cu", ".hip"))
 

@@ -5,10 +5,21 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_dcuopt.buffers import decode, encode, poison_value, resolve_shapes, seed_buffer_elements
-from pytest_dcuopt.correctness import compare, dims_strategy, special_values, tolerances
+from pytest_dcuopt.case.buffers import (
+    decode,
+    encode,
+    poison_value,
+    resolve_shapes,
+    seed_buffer_elements,
+)
+from pytest_dcuopt.case.cabi import parse_solve_signature
+from pytest_dcuopt.check.compare import (
+    compare,
+    dims_strategy,
+    special_values,
+    tolerances,
+)
 from pytest_dcuopt.errors import CaseError
-from pytest_dcuopt.signature import parse_solve_signature
 
 
 def test_bfloat16_round_trip_is_round_to_nearest_even() -> None:

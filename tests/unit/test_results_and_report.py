@@ -6,8 +6,14 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from pytest_dcuopt.report import render_summary, terminal_lines
-from pytest_dcuopt.results import BranchRecord, build_state, rank_branches, validate_state, write_atomic
+from pytest_dcuopt.files import write_atomic
+from pytest_dcuopt.report.state import (
+    BranchRecord,
+    build_state,
+    rank_branches,
+    validate_state,
+)
+from pytest_dcuopt.report.summary import render_summary, terminal_lines
 from pytest_dcuopt.timing.policy import summarize
 
 HEADER = {"tool": {"name": "pytest_dcuopt", "version": "0"}, "created_at": "t0", "finished_at": "t1",

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
+from pytest_dcuopt.case.cabi import parse_solve_signature
 from pytest_dcuopt.errors import SignatureError
-from pytest_dcuopt.signature import parse_solve_signature
 
 
 def names_and_kinds(source: str) -> list[tuple[str, str, bool, bool]]:

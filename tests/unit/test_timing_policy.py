@@ -4,7 +4,14 @@ import itertools
 
 import pytest
 
-from pytest_dcuopt.timing.policy import TimingPolicy, median_ci, sample_until_stable, should_stop, significantly_faster, summarize
+from pytest_dcuopt.timing.policy import (
+    TimingPolicy,
+    median_ci,
+    sample_until_stable,
+    should_stop,
+    significantly_faster,
+    summarize,
+)
 
 
 def test_summary_is_robust_statistics_of_real_samples() -> None:

@@ -2,58 +2,14 @@
 from __future__ import annotations
 
 import json
-import os
-import tempfile
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from .timing.policy import Summary, significantly_faster
+from ..timing.policy import Summary, significantly_faster
+from .records import BranchRecord
 
 SCHEMA_VERSION = 1
 SCHEMA_PATH = Path(__file__).with_name("schema") / "state.schema.json"
-
-
-@dataclass
-class BranchRecord:
-    """Everything the run learned about one branch of one case on one toolchain."""
-
-    case: str
-    toolchain: str
-    branch: str
-    source: str
-    correct: bool | None = None
-    examples: int = 0
-    failure: dict[str, Any] | None = None
-    build: dict[str, Any] | None = None
-    timing: dict[str, Any] | None = None
-    throughput: dict[str, float] = field(default_factory=dict)
-    device: dict[str, Any] = field(default_factory=dict)
-    error: dict[str, Any] | None = None
-    skipped: str | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
-    isa: dict[str, Any] | None = None  # ISA verdicts (isa/runner.py record_summary); details in isa_check.json
-
-    @property
-    def key(self) -> tuple[str, str, str]:
-        return (self.case, self.toolchain, self.branch)
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> BranchRecord:
-        return cls(**dict(data))
-
-    def merge(self, other: BranchRecord) -> None:
-        """Fold another process's view of the same branch into this one (xdist)."""
-        for name, value in other.__dict__.items():
-            if name in ("throughput", "device", "extra"):
-                getattr(self, name).update(value)
-            elif value not in (None, 0, {}, "") and name not in ("case", "toolchain", "branch"):
-                if name == "correct" and self.correct is False:
-                    continue  # a failure seen anywhere stands
-                setattr(self, name, value)
 
 
 def summary_of(record: BranchRecord) -> Summary | None:
@@ -126,16 +82,3 @@ def validate_state(state: Mapping[str, Any]) -> None:
     import jsonschema
 
     jsonschema.validate(dict(state), json.loads(SCHEMA_PATH.read_text()))
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Write through a temporary file in the same directory and rename: readers never see half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise

@@ -8,7 +8,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from .buffers import decode, is_float
+from ..case.buffers import decode, is_float
 
 # Per-dtype defaults (atol, rtol). float32 keeps the seed workflow's 1e-4 / 1e-3.
 DEFAULT_TOLERANCES: dict[str, tuple[float, float]] = {

@@ -1,6 +1,6 @@
 """The `test_isa_<toolchain>[<branch>]` items: build (no device), dump, judge every isa mark, record.
 
-`run_isa_test` is called through `DcuOptSession.run_isa`. Outcomes: every applicable mark
+`IsaObserver` is registered through the `pytest_dcuopt_observers` hook (plugin.py). Outcomes: every applicable mark
 passes -> the test passes; one fails -> the test fails with the verdict's message; otherwise
 inconclusive -> the test is skipped with the reason (it fails instead when the mark says
 `strict=True`). Verdicts and the scoped dump go to `isa_check.json` in the run directory,
@@ -15,26 +15,72 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 import pytest
 
 from ..errors import DcuOptError, ToolchainUnavailable
+from ..isa.checks import FAIL, INCONCLUSIVE, PASS, Verdict, evaluate
+from ..isa.model import FAMILY_COVERS, IsaDump
+from ..isa.spec import IsaMarkError, IsaSpec
+from ..markers import ISA_MARKER
 from ..tool import run_tool, which
-from .checks import FAIL, INCONCLUSIVE, PASS, Verdict, evaluate
-from .model import IsaDump
-from .spec import IsaSpec
 
 if TYPE_CHECKING:
-    from ..session import DcuOptSession, Variant
     from ..toolchains.base import Artifact, Toolchain
+    from ..variant import Variant
+    from . import ObserverContext
 
 REPORT_NAME = "isa_check.json"
 REPORT_SCHEMA_VERSION = 1
 
 
-def run_isa_test(session: DcuOptSession, variant: Variant, specs: Sequence[IsaSpec], nodeid: str) -> None:
+class IsaObserver:
+    """The `isa` marker: build the branch (no device needed), dump its ISA, judge every isa mark."""
+
+    name = "isa"
+    marker = ISA_MARKER
+    report_name = REPORT_NAME
+
+    def applies(self, toolchain: type[Toolchain], marks: Sequence[pytest.Mark]) -> bool:
+        families = toolchain.isa_families or (toolchain.isa_family,)
+        return toolchain.isa_family != "none" and any(could_apply(m, families) for m in marks)
+
+    def observe(self, context: ObserverContext, variant: Variant, item: pytest.Item) -> None:
+        try:
+            specs = isa_specs(item)
+        except IsaMarkError as exc:
+            pytest.fail(str(exc), pytrace=False)
+        run_isa_test(context, variant, specs, item.nodeid)
+
+    def write_report(self, path: Path, entries: Sequence[Mapping[str, Any]], header: Mapping[str, Any]) -> None:
+        write_report(path, entries, header)
+
+
+def isa_specs(item: pytest.Item) -> list[IsaSpec]:
+    """Validated IsaSpecs of the item's `isa` marks, each saying where it was declared (raises IsaMarkError)."""
+    specs = []
+    for node, mark in item.iter_markers_with_node(ISA_MARKER):
+        origin = "ref.py branch_marks" if node is item else f"{node.name} pytestmark"
+        specs.append(IsaSpec.from_kwargs(mark.kwargs, mark.args, origin))
+    return specs
+
+
+def could_apply(mark: pytest.Mark, families: tuple[str, ...]) -> bool:
+    """An isa mark whose `family` could cover one of `families` (an invalid one counts, so its error is shown)."""
+    if mark.name != ISA_MARKER:
+        return False
+    declared = mark.kwargs.get("family")
+    if declared is None:
+        return True
+    names = [declared] if isinstance(declared, str) else declared
+    if not isinstance(names, (list, tuple)) or any(n not in FAMILY_COVERS for n in names):
+        return True
+    return any(f in FAMILY_COVERS[n] for n in names for f in families)
+
+
+def run_isa_test(context: ObserverContext, variant: Variant, specs: Sequence[IsaSpec], nodeid: str) -> None:
     toolchain = variant.toolchain
-    availability = session.availability(toolchain.name)
+    availability = context.availability(toolchain.name)
     if not availability.can_build:
         pytest.skip(f"{toolchain.name} toolchain cannot build here: {availability.reason}")
     try:
-        session._resolve(variant)
+        context.resolve(variant)
     except ToolchainUnavailable as exc:
         pytest.skip(f"{toolchain.name}: {exc}")
     if variant.setup_error is not None:
@@ -42,7 +88,7 @@ def run_isa_test(session: DcuOptSession, variant: Variant, specs: Sequence[IsaSp
     assert variant.artifact is not None
     dump = collect_dump(toolchain, variant.artifact)
     verdicts, skipped = judge(specs, dump, variant.label)
-    session.isa_checks.append(report_entry(variant, nodeid, verdicts, skipped, dump))
+    context.add_report(IsaObserver.name, report_entry(variant, nodeid, verdicts, skipped, dump))
     variant.record.isa = record_summary(verdicts, skipped, dump)
     _conclude(verdicts, skipped, dump)
 
@@ -73,10 +119,8 @@ def _conclude(verdicts: Sequence[Verdict], skipped: Sequence[Mapping[str, Any]],
 
 def collect_dump(toolchain: Toolchain, artifact: Artifact) -> IsaDump:
     """The toolchain's `isa_dump` when it has one, else its `disassemble` + `resource_usage` wrapped."""
-    detailed = getattr(toolchain, "isa_dump", None)
-    if callable(detailed):
-        dump: IsaDump = detailed(artifact)
-    else:
+    dump = toolchain.isa_dump(artifact)
+    if dump is None:
         dump = IsaDump(toolchain.isa_family, artifact.arch, f"{toolchain.name}.disassemble({artifact.path.name})")
         try:
             dump.functions = dict(toolchain.disassemble(artifact))
@@ -136,7 +180,7 @@ def report_entry(variant: Variant, nodeid: str, verdicts: Sequence[Verdict], ski
 
 
 def write_report(path: Path, entries: Sequence[Mapping[str, Any]], header: Mapping[str, Any]) -> None:
-    from ..results import write_atomic
+    from ..files import write_atomic
 
     ordered = sorted(entries, key=lambda e: (e["case"], e["toolchain"], e["branch"]))
     document = {"schema_version": REPORT_SCHEMA_VERSION, **dict(header), "checks": ordered}

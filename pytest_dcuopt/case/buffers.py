@@ -7,8 +7,8 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from .errors import CaseError
-from .signature import Param
+from ..errors import CaseError
+from .cabi import Param
 
 # Elements of poison placed after every buffer; a kernel that writes past its end is caught.
 GUARD_ELEMENTS = 1024

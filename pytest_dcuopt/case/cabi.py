@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .errors import SignatureError
+from ..errors import SignatureError
 
 # C spelling (whitespace-normalised) -> numpy-style dtype name.
 C_TYPES: dict[str, str] = {

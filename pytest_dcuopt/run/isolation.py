@@ -1,6 +1,6 @@
 """Run kernels in a separate worker process so a crash or hang fails one branch, not the session.
 
-Mechanism: one long-lived worker process per branch (`python -m pytest_dcuopt.worker`),
+Mechanism: one long-lived worker process per branch (`python -m pytest_dcuopt.run.worker`),
 spoken to over pipes. A worker that dies (segfault, abort, exit) is reported with the
 signal's name and restarted for the next call; a call that outlives its timeout kills the
 worker, and later calls of that branch fail at once with the same reason (so Hypothesis
@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import KernelCrashed, KernelTimeout, WorkerError
-from .signature import Param
-from .toolchains.base import Artifact
+from ..case.cabi import Param
+from ..errors import KernelCrashed, KernelTimeout, WorkerError
+from ..toolchains.base import Artifact
 from .worker import read_frame, write_frame
 
 
@@ -48,7 +48,7 @@ class IsolatedKernel:
         self.spec.log_path.parent.mkdir(parents=True, exist_ok=True)
         log = open(self.spec.log_path, "wb")  # one log per worker start; crash reports quote its tail
         self._proc = subprocess.Popen(
-            [sys.executable, "-m", "pytest_dcuopt.worker", str(write_fd)],
+            [sys.executable, "-m", "pytest_dcuopt.run.worker", str(write_fd)],
             stdin=subprocess.PIPE, stdout=log, stderr=log, pass_fds=(write_fd,), start_new_session=True,
         )
         log.close()

@@ -1,6 +1,6 @@
 """The isolated worker process that loads and runs one kernel.
 
-Started by `isolation.IsolatedKernel` as `python -m pytest_dcuopt.worker <response-fd>`.
+Started by `isolation.IsolatedKernel` as `python -m pytest_dcuopt.run.worker <response-fd>`.
 Requests arrive on stdin, responses leave on a dedicated pipe; the kernel's own stdout is
 redirected to stderr (a log file) so that a printf in a kernel cannot corrupt the protocol.
 A segfault or abort kills only this process; faulthandler prints where it happened.
@@ -42,7 +42,7 @@ class WorkerState:
         self.bindings: dict[Any, Any] = {}
 
     def load(self, request: dict[str, Any]) -> dict[str, Any]:
-        from .toolchains import make_toolchain
+        from ..toolchains import make_toolchain
 
         toolchain = make_toolchain(request["toolchain"], request.get("arch"), request.get("flags", ()))
         self.runtime = toolchain.runtime()

@@ -7,28 +7,28 @@ which tool its evidence came from.
 """
 from __future__ import annotations
 
-import os
 import re
 import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..files import write_atomic
+from ..isa import amdgcn, elf
+from ..isa.dcu import run_dccobjdump, split_listing
+from ..isa.functions import split_asm, split_objdump
+from ..isa.lines import parse_amdgcn
+from ..isa.model import IsaDump
 from ..tool import run_tool
-from . import amdgcn, elf
-from .dcu import run_dccobjdump, split_listing
-from .functions import split_asm, split_objdump
-from .lines import parse_amdgcn
-from .model import IsaDump
 
 _PADDING_RE = re.compile(r"^\s*s_(?:nop 0|code_end)\b")
 
 if TYPE_CHECKING:
-    from ..toolchains.base import Artifact
-    from ..toolchains.hip import HipToolchain
+    from .base import Artifact
+    from .hip import HipToolchain
 
 
 def dump_hip_artifact(toolchain: HipToolchain, artifact: Artifact) -> IsaDump:
-    from ..toolchains.hip import find_dccobjdump, find_llvm_objdump
+    from .hip import find_dccobjdump, find_llvm_objdump
 
     dump = IsaDump(toolchain.isa_family_for(artifact.arch), artifact.arch, tool="")
     code_objects = _code_objects(artifact, dump)
@@ -92,7 +92,7 @@ def _with_llvm_objdump(tool: str | None, artifact: Artifact, code_objects: dict[
 
 def _with_save_temps(toolchain: HipToolchain, artifact: Artifact, dump: IsaDump) -> None:
     """The fallback: the device assembly that the same compiler and flags produce (`-save-temps`)."""
-    from ..toolchains.hip import HIP_ENV, save_temps_assembly
+    from .hip import HIP_ENV, save_temps_assembly
 
     assert artifact.arch is not None
     reason = dump.errors[-1] if dump.errors else "the disassembler produced no instructions"
@@ -128,9 +128,5 @@ def _persist(path: Path, data: bytes) -> Path:
     """Keep evidence beside the artifact in the build cache (atomic: concurrent workers may race)."""
     if path.exists() and path.stat().st_size == len(data):
         return path
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    with os.fdopen(fd, "wb") as handle:
-        handle.write(data)
-    os.replace(tmp, path)
-    return path
+    return write_atomic(path, data)
 

@@ -33,10 +33,10 @@ class HostRuntime(Runtime):
         return measure_host(launch, policy)
 
     def describe(self) -> dict[str, Any]:
-        return {"device": _cpu_model(), "timer": "host perf_counter_ns"}
+        return {"device": cpu_model(), "timer": "host perf_counter_ns"}
 
 
-def _cpu_model() -> str:
+def cpu_model() -> str:
     try:
         with open("/proc/cpuinfo") as handle:
             for line in handle:
