@@ -37,3 +37,25 @@ def run_plugin(pytester: pytest.Pytester, shared_build_cache: Path):
         )
 
     return run
+
+
+# ----- the fast lane: `./scripts/run-tests.sh -m "not e2e"` -------------------------------------
+# Tests that run pytest in a subprocess (tests/plugin) or need a real toolchain or an installed
+# package (tests/toolchains, tests/packaging) take tens of seconds each; they carry `e2e`. So does
+# any test elsewhere that runs pytest through the `pytester` fixture, so the lane stays seconds long.
+E2E_DIRS = tuple(Path(__file__).parent / name for name in ("plugin", "toolchains", "packaging"))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "e2e: end-to-end test (pytester subprocess run, real toolchain or installed "
+                                       "package); set by tests/conftest.py on tests/plugin, tests/toolchains, "
+                                       "tests/packaging and every test using `pytester`. Skip them with "
+                                       "`-m \"not e2e\"`.")
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects by marker
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        in_e2e_dir = any(item.path.is_relative_to(folder) for folder in E2E_DIRS)
+        if in_e2e_dir or "pytester" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.e2e)
