@@ -14,7 +14,8 @@ from . import __version__
 from .bench.clock import SampleClock
 from .bench.run import interleave_with_baseline, run_benchmark
 from .case.model import Branch, KernelCase, load_case
-from .check.verify import CheckSettings, checked_call, run_correctness
+from .check.compare import reproduce_command
+from .check.verify import CheckSettings, check_before_timing, checked_call, run_correctness
 from .files import point_latest, write_atomic
 from .observe import Observer
 from .options import Options
@@ -36,6 +37,7 @@ class DcuOptSession:
         self._cache: BuildCache | None = None  # created on first use: a run without kernel cases writes nothing
         self._toolchains: dict[str, Toolchain] = {}
         self._availability: dict[str, Availability] = {}
+        self._worker_toolchains: dict[str, dict[str, Any]] = {}  # xdist: what the workers' probes found
         self._variants: dict[tuple[str, str, str], Variant] = {}
         self._cases: dict[Path, KernelCase] = {}
         self.records: dict[tuple[str, str, str], BranchRecord] = {}
@@ -112,7 +114,7 @@ class DcuOptSession:
     def check_once(self, variant: Variant, dims: dict[str, Any], seed: int, nodeid: str) -> None:
         """One checked call (the `dcuopt_case` fixture); raises AssertionError with the mismatch."""
         self.prepare(variant)
-        checked_call(variant, dims, seed, nodeid, reproduce=f"pytest '{nodeid}'")
+        checked_call(variant, dims, seed, nodeid, reproduce=reproduce_command(nodeid))
 
     def run_benchmark(self, variant: Variant, benchmark: Any, clock: SampleClock, nodeid: str) -> None:
         self.prepare(variant)
@@ -120,6 +122,10 @@ class DcuOptSession:
             reason = f"not benchmarked: {variant.label} failed its correctness test"
             variant.record.skipped = reason
             pytest.skip(reason)
+        wrong = check_before_timing(variant, nodeid)  # no verdict here yet (deselected, or another xdist worker)
+        if wrong is not None:
+            variant.record.skipped = f"not benchmarked: {variant.label} failed the boundary dims checked before timing"
+            pytest.fail(wrong, pytrace=False)
         options = self.options
         samples = run_benchmark(variant, benchmark, clock, options.policy, options.timeout_s, nodeid)
         baseline = self._variants.get((variant.case.name, variant.toolchain.name, "baseline"))
@@ -141,10 +147,15 @@ class DcuOptSession:
             if variant.worker is not None:
                 variant.worker.close()
 
+    def toolchains_json(self) -> dict[str, dict[str, Any]]:
+        """Every toolchain probed in this run: here, or (under xdist) in a worker."""
+        probed_here = {name: a.to_json() for name, a in self._availability.items()}
+        return dict(sorted({**self._worker_toolchains, **probed_here}.items()))
+
     def export(self) -> str:
-        """What an xdist worker hands to the controller: records and observer reports."""
-        return json.dumps({"records": [r.to_json() for r in self.records.values()], "reports": self.reports},
-                          default=str)
+        """What an xdist worker hands to the controller: records, observer reports, toolchain probes."""
+        return json.dumps({"records": [r.to_json() for r in self.records.values()], "reports": self.reports,
+                           "toolchains": self.toolchains_json()}, default=str)
 
     def merge(self, payload: str) -> None:
         data = json.loads(payload)
@@ -156,6 +167,8 @@ class DcuOptSession:
                 self.records[record.key] = record
         for name, entries in data["reports"].items():
             self.reports.setdefault(name, []).extend(entries)
+        for name, probed in data["toolchains"].items():
+            self._worker_toolchains.setdefault(name, probed)
 
     def finish(self, exit_status: int | None) -> dict[str, Any]:
         for record in self.records.values():
@@ -164,7 +177,7 @@ class DcuOptSession:
             "tool": {"name": "pytest_dcuopt", "version": __version__},
             "created_at": self.created_at, "finished_at": now(), "run_dir": str(self.options.run_dir),
             "exit_status": exit_status, "machine": machine_info(), "options": self.options.to_json(),
-            "toolchains": {name: a.to_json() for name, a in sorted(self._availability.items())},
+            "toolchains": self.toolchains_json(),
         }
         state = build_state(self.records.values(), header)
         validate_state(state)

@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -55,6 +56,7 @@ class Mismatch:
     def to_json(self) -> dict[str, Any]:
         data = dict(self.__dict__)
         data["worst"] = list(self.worst)
+        data["max_abs_err"] = _num(self.max_abs_err)  # inf -> "inf": state.json stays strict JSON
         return data
 
 
@@ -75,9 +77,10 @@ def compare(output: str, kernel: np.ndarray, reference: np.ndarray, dtype: str, 
     if bad:
         reason = "values differ"
     else:
-        reason = _scale_guard(k, r, rtol)
-        if reason is None:
+        guard = _scale_guard(k, r, rtol)
+        if guard is None:
             return None
+        reason = guard
         bad_mask = np.ones_like(bad_mask)  # every element is "within tolerance": show the largest errors
     order = [i for i in np.argsort(-np.where(bad_mask, finite_diff, -1.0), kind="stable")[:worst_count] if bad_mask[i]]
     worst = tuple(
@@ -138,12 +141,100 @@ def dims_strategy(dim_ranges: Mapping[str, tuple[int, ...]], fixed: Mapping[str,
             continue
         lo, hi, *rest = dim_ranges[dim]
         multiple = rest[0] if rest else 1
-        uniform = st.integers(-(-lo // multiple), hi // multiple).map(lambda k, m=multiple: k * m)
+        uniform = st.integers(-(-lo // multiple), hi // multiple).map(_times(multiple))
         parts[dim] = st.one_of(uniform, st.sampled_from(special_values(lo, hi, multiple)))
     return st.fixed_dictionaries(parts)
 
 
-def reproduce_command(nodeid: str, dims: Mapping[str, Any], seed: int, extra: Sequence[str] = ()) -> str:
-    dims_json = json.dumps(dict(dims), separators=(",", ":"))
-    parts = ["pytest", f"'{nodeid}'", f"--dcuopt-dims='{dims_json}'", f"--dcuopt-seed={seed}", *extra]
-    return " ".join(parts)
+def boundary_values(default: int, lo: int, hi: int, multiple: int = 1) -> list[int]:
+    """One ranged dim's deterministic values, in the order they run (the default itself excluded):
+    the top of the range and one step below it, default + 1 step, just past each power of two near the
+    default (2^k + 1 for 2^k in [default/2, 2*default]), the bottom. All are multiples of `multiple`
+    inside [lo, hi]: these are the sizes where fixed grids, tails and block rounding break kernels."""
+    step = max(1, multiple)
+    top = hi // step * step
+    candidates = [top, top - step, _round_up(default + 1, step)]
+    power = 1
+    while power <= 2 * default:
+        if 2 * power >= default:  # power >= default / 2
+            candidates.append(_round_up(power + 1, step))
+        power *= 2
+    candidates.append(_round_up(lo, step))
+    chosen = [v for v in candidates if lo <= v <= hi and v != default]
+    return list(dict.fromkeys(chosen))
+
+
+def _multiple(spec: tuple[int, ...]) -> int:
+    return max(1, spec[2]) if len(spec) > 2 else 1
+
+
+def _round_up(value: int, step: int) -> int:
+    return -(-value // step) * step
+
+
+# Deterministic examples per branch before Hypothesis draws: one dim varied at a time (about 6 values each)
+# plus the all-max combination; a case with many ranged dims is trimmed to this many, fairly across dims.
+MAX_BOUNDARY_EXAMPLES = 24
+
+
+def boundary_dims(defaults: Mapping[str, Any], dim_ranges: Mapping[str, tuple[int, ...]],
+                  limit: int = MAX_BOUNDARY_EXAMPLES) -> list[dict[str, Any]]:
+    """The deterministic dims run before Hypothesis, in order: the defaults, then for each ranged dim its
+    `boundary_values` with every other dim at its default, then every ranged dim at its top at once."""
+    ranged = {dim: spec for dim, spec in dim_ranges.items() if dim in defaults and isinstance(defaults[dim], int)}
+    per_dim = {dim: boundary_values(int(defaults[dim]), spec[0], spec[1], _multiple(spec))
+               for dim, spec in ranged.items()}
+    all_max = {**defaults, **{dim: spec[1] // _multiple(spec) * _multiple(spec) for dim, spec in ranged.items()}}
+    extra = 1 if len(ranged) > 1 else 0
+    per_dim = _trim_fairly(per_dim, max(0, limit - 1 - extra))
+    examples = [dict(defaults)]
+    examples += [{**defaults, dim: value} for dim, values in per_dim.items() for value in values]
+    if extra:
+        examples.append(all_max)
+    unique: list[dict[str, Any]] = []
+    for dims in examples:
+        if dims not in unique:
+            unique.append(dims)
+    return unique
+
+
+def _trim_fairly(per_dim: Mapping[str, list[int]], budget: int) -> dict[str, list[int]]:
+    """At most `budget` values in all, shared round-robin across dims in `_by_trim_priority` order."""
+    if sum(len(v) for v in per_dim.values()) <= budget:
+        return {dim: list(values) for dim, values in per_dim.items()}
+    ranked = {dim: _by_trim_priority(values) for dim, values in per_dim.items()}
+    kept: dict[str, set[int]] = {dim: set() for dim in per_dim}
+    for rank in range(max((len(v) for v in per_dim.values()), default=0)):
+        for dim, values in ranked.items():
+            if rank < len(values) and budget > 0:
+                kept[dim].add(values[rank])
+                budget -= 1
+    return {dim: [v for v in values if v in kept[dim]] for dim, values in per_dim.items()}
+
+
+def _by_trim_priority(values: list[int]) -> list[int]:
+    """A dim's `boundary_values` in the order they survive trimming: the top, the bottom, then the rest in order."""
+    return list(values) if len(values) < 2 else [values[0], values[-1], *values[1:-1]]
+
+
+def _times(multiple: int) -> Callable[[int], int]:
+    def scaled(k: int) -> int:
+        return k * multiple
+
+    return scaled
+
+
+def reproduce_command(nodeid: str, dims: Mapping[str, Any] | None = None, seed: int | None = None,
+                      extra: Sequence[str] = ()) -> str:
+    """A shell command that re-runs one test, with this interpreter (works without an activated venv)."""
+    parts = [_single_quoted(sys.executable), "-m", "pytest", _single_quoted(nodeid)]
+    if dims is not None:
+        parts.append("--dcuopt-dims=" + _single_quoted(json.dumps(dict(dims), separators=(",", ":"))))
+    if seed is not None:
+        parts.append(f"--dcuopt-seed={seed}")
+    return " ".join([*parts, *extra])
+
+
+def _single_quoted(text: str) -> str:
+    """`text` in POSIX single quotes (always quoted, so the command reads the same for every node id)."""
+    return "'" + text.replace("'", "'\"'\"'") + "'"

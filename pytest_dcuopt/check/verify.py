@@ -1,12 +1,17 @@
 """The correctness stage: run a branch in its worker, call the reference on the same inputs, compare.
 
-`run_correctness` is what `test_correctness_<toolchain>[<branch>]` does: the default dims first,
-then Hypothesis draws (which also shrink a failure to a minimal example). `checked_call` is one
-call at given dims and seed; hand-written tests reach it through the `dcuopt_case` fixture.
+`run_correctness` is what `test_correctness_<toolchain>[<branch>]` does: deterministic boundary dims
+first (`compare.boundary_dims`: the defaults, each dim's top, default + 1, just past powers of two, the
+bottom), then Hypothesis draws (which also shrink a failure to a minimal example). A failing example
+is re-run on identical inputs to tell a wrong kernel from a nondeterministic one, and a branch that
+passed is called a few more times at the default dims: a sometimes-wrong kernel is a wrong kernel.
+`checked_call` is one call at given dims and seed; hand-written tests reach it through the
+`dcuopt_case` fixture.
 """
 from __future__ import annotations
 
 import json
+import textwrap
 from dataclasses import dataclass
 from typing import Any, Mapping
 
@@ -16,9 +21,23 @@ from ..case.buffers import is_float
 from ..errors import CaseError, DcuOptError, KernelCrashed, KernelTimeout, WorkerError
 from ..toolchains.binding import BindSpec, Snapshot
 from ..variant import Variant
-from .compare import compare, decode_all, dims_strategy, reproduce_command, tolerances
+from .compare import (
+    Mismatch,
+    boundary_dims,
+    compare,
+    decode_all,
+    dims_strategy,
+    reproduce_command,
+    tolerances,
+)
 
 _CRASH_KINDS: dict[type, str] = {KernelCrashed: "crashed", KernelTimeout: "timed out", WorkerError: "raised"}
+
+# Identical calls (same dims, seed, inputs) that re-run a wrong example: all wrong = a wrong kernel,
+# some right = a nondeterministic one (a race, an uninitialised read, state kept between calls).
+REPEAT_CALLS = 8
+# Extra identical calls at the default dims of a branch that passed everything else.
+STABILITY_CALLS = 3
 
 
 @dataclass(frozen=True)
@@ -31,50 +50,179 @@ class CheckSettings:
     replay_seed: int | None = None
 
 
+@dataclass(frozen=True)
+class Found:
+    """A failure: the text pytest shows, the failing call's record (`variant.last_failure`), and whether
+    Hypothesis already saw it not reproduce (Flaky)."""
+
+    message: str
+    details: dict[str, Any] | None
+    flaky: bool = False
+
+    @property
+    def wrong_values(self) -> bool:
+        """A wrong result (re-run it to check it reproduces), not a crash or hang (re-running only repeats it)."""
+        return self.details is not None and ("mismatches" in self.details or "problems" in self.details)
+
+    @property
+    def needs_repeats(self) -> bool:
+        """Wrong values whose reproducibility is not known yet (the stability check already knows its own)."""
+        return self.wrong_values and "nondeterministic" not in (self.details or {})
+
+
 def run_correctness(variant: Variant, settings: CheckSettings, nodeid: str) -> str | None:
-    """The failure message of the first wrong result (None when every example passed); updates the record."""
-    if settings.replay_dims is not None:
-        failure = replay(variant, settings, nodeid)
-    else:
-        failure = first_failure(variant, settings, nodeid)
+    """The failure message of the first wrong result (None when every example passed); updates the record.
+
+    Every way this can fail (a wrong value, a crash, a hang, Hypothesis reporting a flaky or multiple
+    failures, an error in the harness) marks the branch incorrect with its failure kept: it is then
+    neither timed nor ranked.
+    """
+    variant.last_failure = None
+    try:
+        if settings.replay_dims is not None:
+            found = replay(variant, settings, nodeid)
+        else:
+            found = first_failure(variant, settings, nodeid)
+        if found is not None and found.needs_repeats:
+            found = confirm_failure(variant, found, nodeid)
+    except Exception as exc:  # never leave the verdict unset: an unforeseen error is not a pass
+        found = Found(f"the correctness check of {variant.label} stopped: {describe_exception(exc)}",
+                      variant.last_failure)
     variant.record.examples = variant.examples
-    if failure is not None:
-        variant.failed_correctness = True
-        variant.record.correct = False
-        variant.record.failure = variant.last_failure or {
-            "dims": dict(variant.case.dims), "seed": 0, "message": failure, "reproduce": reproduce_command(nodeid, variant.case.dims, 0)}
-        return failure
-    variant.record.correct = True
-    return None
+    if found is None:
+        variant.record.correct = True
+        return None
+    mark_incorrect(variant, found, nodeid, "correctness")
+    return found.message
 
 
-def replay(variant: Variant, settings: CheckSettings, nodeid: str) -> str | None:
+def check_before_timing(variant: Variant, nodeid: str) -> str | None:
+    """Before timing a branch this process has no verdict on (its correctness test was deselected, or ran in
+    another xdist worker), run the deterministic boundary dims: a branch wrong there is marked incorrect and
+    never timed. The failure message, or None (the verdict stays unset: Hypothesis did not run here)."""
+    if variant.record.correct is not None or variant.failed_correctness:
+        return None
+    variant.last_failure = None
+    found = None
+    try:
+        found = boundary_failure(variant, nodeid)
+        if found is not None and found.needs_repeats:
+            found = confirm_failure(variant, found, nodeid)
+    except Exception as exc:  # an unforeseen error is no pass: the branch is not timed
+        found = Found(f"the pre-timing check of {variant.label} stopped: {describe_exception(exc)}",
+                      variant.last_failure)
+    variant.record.examples = variant.examples
+    if found is None:
+        return None
+    mark_incorrect(variant, found, nodeid, "before timing")
+    return found.message
+
+
+def mark_incorrect(variant: Variant, found: Found, nodeid: str, stage: str) -> None:
+    """A failure of any kind: the branch is incorrect (so neither timed nor ranked) and its failure is kept.
+    `stage` says which check found it (the merge of xdist records prefers the correctness test's, shrunk one)."""
+    variant.failed_correctness = True
+    variant.record.correct = False
+    variant.record.failure = {**failure_record(variant, found, nodeid), "stage": stage}
+
+
+def failure_record(variant: Variant, found: Found, nodeid: str) -> dict[str, Any]:
+    if found.details is None:  # the failure came from no kernel call (e.g. Hypothesis itself)
+        dims = dict(variant.case.dims)
+        return {"dims": dims, "seed": 0, "message": found.message, "reproduce": reproduce_command(nodeid, dims, 0)}
+    return dict(found.details)
+
+
+def replay(variant: Variant, settings: CheckSettings, nodeid: str) -> Found | None:
     dims = {**variant.case.dims, **(settings.replay_dims or {})}
     try:
         checked_call(variant, dims, settings.replay_seed or 0, nodeid)
     except (AssertionError, DcuOptError) as exc:
-        return with_notes(exc)
+        return Found(with_notes(exc), variant.last_failure)
     return None
 
 
-def first_failure(variant: Variant, settings: CheckSettings, nodeid: str) -> str | None:
-    """The default dims first; then Hypothesis, which also shrinks a wrong result seen at the default dims."""
-    default: tuple[str, dict[str, Any] | None] | None = None
-    try:
-        checked_call(variant, variant.case.dims, 0, nodeid)
-        variant.default_verified = True
-    except DcuOptError as exc:  # a crash or hang: searching further would only repeat it
-        return with_notes(exc)
-    except AssertionError as exc:
-        default = (with_notes(exc), variant.last_failure)
+def first_failure(variant: Variant, settings: CheckSettings, nodeid: str) -> Found | None:
+    """The deterministic boundary dims first; then Hypothesis, which also shrinks a wrong result they found."""
+    variant.record.examples_run = []
+    boundary = boundary_failure(variant, nodeid, variant.record.examples_run)
+    if boundary is not None and not boundary.wrong_values:  # a crash or hang: searching further would repeat it
+        return boundary
     try:
         hypothesis_search(variant, settings, nodeid)
     except (AssertionError, DcuOptError) as exc:
-        return with_notes(exc)
-    if default is not None:  # only the default dims are wrong
-        variant.last_failure = default[1]
-        return default[0]
+        return Found(with_notes(exc), variant.last_failure)
+    except Exception as exc:  # Flaky (a failure that did not reproduce), several failures at once
+        return Found(describe_exception(exc), variant.last_failure, flaky=is_flaky(exc))
+    return boundary or stability_failure(variant, nodeid)
+
+
+def boundary_failure(variant: Variant, nodeid: str, ran: list[dict[str, Any]] | None = None) -> Found | None:
+    """The first failure among the deterministic boundary dims (`compare.boundary_dims`), at seed 0; each
+    example is appended to `ran` before it runs."""
+    assert variant.reference is not None
+    for dims in boundary_dims(variant.case.dims, variant.reference.dim_ranges):
+        if ran is not None:
+            ran.append(dict(dims))
+        try:
+            checked_call(variant, dims, 0, nodeid)
+        except (AssertionError, DcuOptError) as exc:
+            return Found(with_notes(exc), variant.last_failure)
+        if dims == variant.case.dims:
+            variant.default_verified = True
     return None
+
+
+def stability_failure(variant: Variant, nodeid: str) -> Found | None:
+    """A branch that passed must also pass identical repeated calls at the default dims."""
+    dims = dict(variant.case.dims)
+    variant.last_failure = None
+    wrong, done, first = repeat_identical(variant, dims, 0, nodeid, STABILITY_CALLS)
+    if first is None:
+        return None
+    details = dict(variant.last_failure or {"dims": dims, "seed": 0, "message": first,
+                                            "reproduce": reproduce_command(nodeid, dims, 0)})
+    prefix = (f"nondeterministic: right on the first call at the default dims, then wrong on {wrong} of {done} "
+              f"identical calls (same dims, seed and inputs){NONDETERMINISM_CAUSES}")
+    details.update(message=f"{prefix}\n{details['message']}", nondeterministic=True,
+                   identical_calls={"calls": done, "wrong": wrong})
+    return Found(f"{prefix}\n{first}", details)
+
+
+NONDETERMINISM_CAUSES = (": a race, an uninitialised read or state kept between calls (e.g. a static counter). "
+                         "A kernel that is sometimes wrong is wrong.")
+
+
+def confirm_failure(variant: Variant, found: Found, nodeid: str) -> Found:
+    """Re-run the failing example on identical inputs: says whether the kernel is wrong or nondeterministic."""
+    assert found.details is not None
+    dims, seed = found.details["dims"], int(found.details["seed"])
+    wrong, done, _ = repeat_identical(variant, dims, seed, nodeid, REPEAT_CALLS)
+    details = dict(found.details)
+    details["identical_calls"] = {"calls": done, "wrong": wrong}
+    nondeterministic = found.flaky or wrong < done
+    details["nondeterministic"] = nondeterministic
+    if not nondeterministic:
+        return Found(found.message, details)
+    prefix = (f"nondeterministic: wrong on {wrong} of {done} identical calls (dims={json.dumps(dims)} "
+              f"seed={seed}, same inputs) after the failing one{NONDETERMINISM_CAUSES}")
+    details["message"] = f"{prefix}\n{details['message']}"
+    return Found(f"{prefix}\n{found.message}", details, found.flaky)
+
+
+def repeat_identical(variant: Variant, dims: Mapping[str, Any], seed: int, nodeid: str,
+                     calls: int) -> tuple[int, int, str | None]:
+    """(wrong, made, first wrong message) over `calls` identical checked calls; stops after a hang."""
+    wrong, first = 0, None
+    for made in range(1, calls + 1):
+        try:
+            checked_call(variant, dims, seed, nodeid)
+        except (AssertionError, DcuOptError) as exc:
+            wrong += 1
+            first = first or with_notes(exc)
+            if isinstance(exc, KernelTimeout):  # waiting out the timeout again would only repeat it
+                return wrong, made, first
+    return wrong, calls, first
 
 
 def hypothesis_search(variant: Variant, settings: CheckSettings, nodeid: str) -> None:
@@ -112,7 +260,12 @@ def checked_call(variant: Variant, dims: Mapping[str, Any], seed: int, nodeid: s
         variant.last_failure = {"dims": dict(dims), "seed": seed, "message": message, "reproduce": reproduce}
         variant.record.error = {"kind": f"kernel {_CRASH_KINDS[type(exc)]}", "message": str(exc)}
         raise
-    expected = reference_outputs(variant, snapshot, dims, shapes)
+    try:
+        expected = reference_outputs(variant, snapshot, dims, shapes)
+    except CaseError as exc:
+        variant.last_failure = {"dims": dict(dims), "seed": seed, "message": str(exc), "reproduce": reproduce}
+        variant.record.error = {"kind": "case error", "message": str(exc)}
+        raise
     mismatches = []
     for name, kernel_out in snapshot.outputs.items():
         dtype = snapshot.dtypes[name]
@@ -126,6 +279,7 @@ def checked_call(variant: Variant, dims: Mapping[str, Any], seed: int, nodeid: s
         lines = [f"{variant.label} is wrong for dims={json.dumps(dict(dims))} seed={seed}:"]
         lines += [f"  kernel {p}" for p in snapshot.problems]
         lines += [m.describe() for m in mismatches]
+        lines += [hint for m in mismatches if (hint := read_before_write_hint(m, variant.reference.inputs))]
         lines.append(f"reproduce: {reproduce}")
         message = "\n".join(lines)
         variant.last_failure = {"dims": dict(dims), "seed": seed, "message": message, "reproduce": reproduce,
@@ -164,7 +318,35 @@ def reference_outputs(variant: Variant, snapshot: Snapshot, dims: Mapping[str, A
             for name in snapshot.outputs}
 
 
+def read_before_write_hint(mismatch: Mismatch, declared_inputs: Mapping[str, Any]) -> str | None:
+    """For a pure output (not in ref.py `inputs`, so it starts as NaN poison) that came out NaN: the likely fix."""
+    name = mismatch.output
+    if mismatch.unwritten == 0 or name in declared_inputs:
+        return None
+    return (f"`{name}` came out NaN/unwritten in {mismatch.unwritten} of {mismatch.total} elements: if solve reads "
+            f"`{name}` before writing it (accumulation, in-place update), declare it in ref.py `inputs` to make it "
+            f"in/out (it then starts with data); otherwise those elements are never written.")
+
+
 def with_notes(exc: BaseException) -> str:
     """The error text plus the notes Hypothesis attaches (the falsifying example)."""
     notes = [n for n in getattr(exc, "__notes__", []) if n.strip()]
     return "\n".join([str(exc), *notes])
+
+
+def describe_exception(exc: BaseException) -> str:
+    """`with_notes`, plus every sub-exception of an exception group (Hypothesis' FlakyFailure, multiple bugs)."""
+    notes = [n for n in getattr(exc, "__notes__", []) if n.strip() and "Traceback (most recent call last)" not in n]
+    head = "\n".join([f"{type(exc).__name__}: {exc}", *notes])  # a traceback into the harness helps nobody
+    if is_flaky(exc):
+        head = ("Hypothesis saw a failure that did not reproduce when the same example ran again (flaky, "
+                f"nondeterministic): {head}")
+    subs = getattr(exc, "exceptions", None) or ()
+    parts = [head] + [textwrap.indent(describe_exception(sub), "  ") for sub in subs]
+    return "\n".join(parts)
+
+
+def is_flaky(exc: BaseException) -> bool:
+    from hypothesis.errors import Flaky
+
+    return isinstance(exc, Flaky)

@@ -1,8 +1,13 @@
 """BranchRecord: everything a run learned about one branch, and how two processes' views of it merge."""
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Mapping
+
+# Fields that name the branch: equal on both sides of a merge.
+_IDENTITY = ("case", "toolchain", "branch")
+# Dicts that observers, the timing stage and hooks fill piecewise: merged key by key.
+_DICTS = ("throughput", "device", "observations")
 
 
 @dataclass
@@ -13,8 +18,9 @@ class BranchRecord:
     toolchain: str
     branch: str
     source: str
-    correct: bool | None = None
-    examples: int = 0
+    correct: bool | None = None  # None: the correctness test did not run (here)
+    examples: int = 0  # checked calls made (boundary dims, Hypothesis draws, identical re-runs)
+    examples_run: list[dict[str, Any]] = field(default_factory=list)  # the deterministic boundary dims, in order
     failure: dict[str, Any] | None = None
     build: dict[str, Any] | None = None
     timing: dict[str, Any] | None = None
@@ -22,12 +28,18 @@ class BranchRecord:
     device: dict[str, Any] = field(default_factory=dict)
     error: dict[str, Any] | None = None
     skipped: str | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    # What observers and `pytest_dcuopt_update_branch_record` hooks add (hookspec.py); kept in state.json.
+    observations: dict[str, Any] = field(default_factory=dict)
     isa: dict[str, Any] | None = None  # ISA verdicts (isa/runner.py record_summary); details in isa_check.json
 
     @property
     def key(self) -> tuple[str, str, str]:
         return (self.case, self.toolchain, self.branch)
+
+    @property
+    def extra(self) -> dict[str, Any]:
+        """Transitional alias of `observations` (the field's old name), until bench/run.py moves to the new name."""
+        return self.observations
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -37,11 +49,51 @@ class BranchRecord:
         return cls(**dict(data))
 
     def merge(self, other: BranchRecord) -> None:
-        """Fold another process's view of the same branch into this one (xdist)."""
-        for name, value in other.__dict__.items():
-            if name in ("throughput", "device", "extra"):
-                getattr(self, name).update(value)
-            elif value not in (None, 0, {}, "") and name not in ("case", "toolchain", "branch"):
-                if name == "correct" and self.correct is False:
-                    continue  # a failure seen anywhere stands
-                setattr(self, name, value)
+        """Fold another process's view of the same branch into this one (xdist).
+
+        Each xdist worker ran some of the branch's tests, so each field comes from whichever side has it:
+        `correct` False from either side wins (a failure seen anywhere stands), then True, then None;
+        `examples` is summed (each process counts only the calls it made) and `examples_run` concatenated;
+        of two failures the correctness test's (`stage`) is kept; dicts are merged key by key; any other
+        field keeps this side's value when it has one (set, not None/empty), else takes the other side's.
+        The verdict does not depend on the merge order.
+        """
+        if other.key != self.key:
+            raise ValueError(f"cannot merge the record of {other.key} into that of {self.key}: different branches")
+        for spec in fields(self):
+            name = spec.name
+            mine, theirs = getattr(self, name), getattr(other, name)
+            if name in _IDENTITY:
+                continue
+            if name == "correct":
+                self.correct = _merged_verdict(mine, theirs)
+            elif name == "examples":
+                self.examples = mine + theirs
+            elif name == "examples_run":
+                self.examples_run = mine + [dims for dims in theirs if dims not in mine]
+            elif name == "failure" and mine is not None and theirs is not None:
+                self.failure = _preferred_failure(mine, theirs)
+            elif name in _DICTS:
+                mine.update({k: v for k, v in theirs.items() if mine.get(k) is None})
+            elif _unset(mine) and not _unset(theirs):
+                setattr(self, name, theirs)
+
+
+def _merged_verdict(mine: bool | None, theirs: bool | None) -> bool | None:
+    if mine is False or theirs is False:
+        return False
+    if mine is True or theirs is True:
+        return True
+    return None
+
+
+def _preferred_failure(mine: dict[str, Any], theirs: dict[str, Any]) -> dict[str, Any]:
+    """The correctness test's failure (Hypothesis shrank it) over one found by the check before timing."""
+    if mine.get("stage") != "correctness" and theirs.get("stage") == "correctness":
+        return theirs
+    return mine
+
+
+def _unset(value: Any) -> bool:
+    # Not `value in (None, 0, {}, "")`: False == 0 would make a False verdict look unset.
+    return value is None or (isinstance(value, (str, dict, list)) and len(value) == 0)

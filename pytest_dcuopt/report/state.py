@@ -17,7 +17,7 @@ def summary_of(record: BranchRecord) -> Summary | None:
     if not timing:
         return None
     return Summary(timing["median_ms"], timing["iqr_ms"], timing["min_ms"], timing["max_ms"], timing["mean_ms"],
-                   tuple(timing["ci95_ms"]), timing["rounds"], timing["rel_spread"])  # type: ignore[arg-type]
+                   tuple(timing["ci95_ms"]), timing["rounds"], timing["rel_spread"])
 
 
 def rank_branches(records: Iterable[BranchRecord]) -> dict[str, Any]:
@@ -30,13 +30,14 @@ def rank_branches(records: Iterable[BranchRecord]) -> dict[str, Any]:
     """
     by_name = {r.branch: r for r in records}
     baseline = by_name.get("baseline")
-    # correct=None with a timing means: checked at the default dims only (the correctness test did not run).
-    base = summary_of(baseline) if baseline is not None and baseline.correct is not False else None
+    # correct=None with a timing means: checked at the boundary dims only, before timing (the correctness test
+    # did not run in the process that timed it).
+    base = summary_of(baseline) if baseline is not None and may_rank(baseline) else None
     entries: dict[str, Any] = {}
     candidates: list[tuple[float, str]] = []
     for name, record in by_name.items():
         mine = summary_of(record)
-        entry = {"speedup_vs_baseline": None, "beats_baseline": False}
+        entry: dict[str, Any] = {"speedup_vs_baseline": None, "beats_baseline": False}
         if mine is not None and base is not None:
             entry["speedup_vs_baseline"] = base.median_ms / mine.median_ms if mine.median_ms > 0 else None
             entry["beats_baseline"] = name != "baseline" and significantly_faster(mine, base)
@@ -46,7 +47,7 @@ def rank_branches(records: Iterable[BranchRecord]) -> dict[str, Any]:
             entry["beats_baseline"] = ab["ci95_ms"][1] < ab["baseline_ci95_ms"][0]
         entries[name] = entry
         eligible = entry["beats_baseline"] or name == "baseline" or base is None
-        if record.correct is not False and mine is not None and eligible:
+        if may_rank(record) and mine is not None and eligible:
             # Rank by speedup where there is one: it is the drift-free interleaved figure when that ran.
             speedup = entry["speedup_vs_baseline"] if name != "baseline" else 1.0
             candidates.append((-speedup if speedup else mine.median_ms, name))
@@ -54,6 +55,12 @@ def rank_branches(records: Iterable[BranchRecord]) -> dict[str, Any]:
     return {"branches": entries, "champion": champion,
             "champion_speedup": entries[champion]["speedup_vs_baseline"] if champion else None,
             "baseline_ms": base.median_ms if base else None}
+
+
+def may_rank(record: BranchRecord) -> bool:
+    """Only a branch with no failure on record may be baseline or champion: any failure (a wrong value, a crash,
+    a nondeterministic result, seen in any process) excludes it, even where a timing exists (xdist)."""
+    return record.correct is not False and record.failure is None
 
 
 def build_state(records: Iterable[BranchRecord], header: Mapping[str, Any]) -> dict[str, Any]:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -30,7 +31,8 @@ def test_broken_branches_fail_with_shrunk_examples(run_plugin, pytester: pytest.
     tail = branches(state, "tail_ignoring")["vec8_no_tail"]["failure"]
     assert tail["dims"]["N"] % 8 != 0 and tail["dims"]["N"] < 8  # shrunk to a tiny tail-only size
     assert "never written" in tail["message"]
-    assert tail["reproduce"].startswith("pytest 'tail_ignoring/ref.py::test_correctness_cpu[vec8_no_tail]'")
+    assert tail["reproduce"].startswith(f"'{sys.executable}' -m pytest "
+                                        "'tail_ignoring/ref.py::test_correctness_cpu[vec8_no_tail]'")
 
     unwritten = branches(state, "unwritten")["skips_last"]["failure"]
     assert unwritten["dims"] == {"N": 1} and "1 never written" in unwritten["message"]
@@ -42,7 +44,8 @@ def test_broken_branches_fail_with_shrunk_examples(run_plugin, pytester: pytest.
 
     for case, good in (("tail_ignoring", "vec8_with_tail"), ("tail_ignoring", "baseline"), ("unwritten", "baseline")):
         assert branches(state, case)[good]["correct"] is True
-    result.stdout.fnmatch_lines(["*is wrong for dims=*", "*reproduce: pytest *--dcuopt-dims=*--dcuopt-seed=*"])
+    result.stdout.fnmatch_lines(["*is wrong for dims=*",
+                                 "*reproduce: *python* -m pytest *--dcuopt-dims=*--dcuopt-seed=*"])
 
 
 def test_replaying_the_reported_example(run_plugin) -> None:
