@@ -47,14 +47,6 @@ class Param:
     declaration: str
 
     @property
-    def is_input_buffer(self) -> bool:
-        return self.pointer and self.const
-
-    @property
-    def is_output_buffer(self) -> bool:
-        return self.pointer and not self.const
-
-    @property
     def is_integer(self) -> bool:
         return self.dtype.startswith(("int", "uint"))
 
@@ -105,7 +97,9 @@ def _balanced_parenthesis(text: str, open_index: int, filename: str) -> str:
 
 
 def _split_top_level(body: str) -> list[str]:
-    parts, depth, current = [], 0, []
+    parts: list[str] = []
+    current: list[str] = []
+    depth = 0
     for char in body:
         if char in "(<[":
             depth += 1

@@ -31,7 +31,6 @@ class KernelCase:
     ref_path: Path
     dims: dict[str, Any]
     branches: list[Branch] = field(default_factory=list)
-    layout: str = "case"  # "case" or "seed-run"
     toolchain_dims: dict[str, dict[str, Any]] = field(default_factory=dict)  # from dims.<toolchain>.json
 
     def sources_for(self, extensions: tuple[str, ...]) -> list[Branch]:
@@ -84,7 +83,7 @@ def _load_seed_run(directory: Path) -> KernelCase:
                         f"there is no ref.py beside the run directory. Copy the reference to {directory.parent}/ref.py.")
     dims = state.get("dims") or {}
     _check_dims(dims, directory / "state.json")
-    case = KernelCase(directory.name, directory, ref, dict(dims), layout="seed-run")
+    case = KernelCase(directory.name, directory, ref, dict(dims))
     case.branches = [Branch("baseline", p) for p in sorted((directory / "baseline").glob("*"))
                      if p.suffix in (".hip", ".cu", ".cpp", ".cc", ".cxx", ".py")]
     for iteration in sorted(directory.glob("iterv*"), key=lambda p: int(p.name[5:]) if p.name[5:].isdigit() else 0):

@@ -1,8 +1,10 @@
 """ISA checks: per-function disassembly of every family (x86, AMDGCN, Hygon DCU, NVIDIA SASS), the
 `isa` marker's specs and verdicts, and the signature registry (references/isa_signatures.json).
 
-Modules: model (Instruction, IsaDump), lines (instruction parsers per family), functions (objdump/.s
-splitting), elf (code objects out of HIP .so files), amdgcn (AMD resources), dcu (dccobjdump), sass
-(cuobjdump; the cuda toolchain's), hip_dump, spec (IsaSpec), checks (verdicts), signatures, runner.
-Imports here stay light: toolchains import submodules directly.
+Modules: model (Instruction, IsaDump, ResourceUsage), lines (instruction parsers per family), functions
+(splitting listings and .s files into functions), symbols (demangling, bare names), elf (code objects out
+of HIP .so files), amdgcn (AMD resources), dcu (dccobjdump), sass (cuobjdump and ptxas reports), spec
+(IsaSpec), checks (verdicts), signatures (the registry). The hip toolchain's dump is toolchains/hip_isa.py;
+the observer that runs the checks is observe/isa.py. Imports here stay light: toolchains import submodules
+directly.
 """

@@ -19,9 +19,10 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
 from .lines import instructions
-from .model import UNSPLIT, Instruction, IsaDump, base_name
+from .model import UNSPLIT, Instruction, IsaDump
 from .signatures import PATTERN_FLAGS, FamilySignature, Registry, load
 from .spec import BOUNDS, IsaSpec
+from .symbols import base_name
 
 PASS, FAIL, INCONCLUSIVE = "pass", "fail", "inconclusive"
 AMD_ONLY_BOUNDS = ("max_vgprs", "max_sgprs", "max_agprs")

@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 
 from ..tool import ToolResult, run_tool
-from .functions import split_asm, split_objdump
+from .functions import split_asm, split_objdump, split_on_headers
 from .lines import parse_amdgcn
 from .model import UNSPLIT
 
@@ -55,20 +55,9 @@ def split_listing(text: str) -> dict[str, str]:
     return {UNSPLIT: text} if parse_amdgcn(text) else {}
 
 
-def _split_on(pattern: re.Pattern[str], text: str) -> dict[str, str]:
-    functions: dict[str, str] = {}
-    headers = list(pattern.finditer(text))
-    for index, header in enumerate(headers):
-        end = headers[index + 1].start() if index + 1 < len(headers) else len(text)
-        name = header.group("name")
-        body = text[header.end():end].strip("\n")
-        functions[name] = f"{functions[name]}\n{body}" if name in functions else body
-    return functions
-
-
 def _split_function_headers(text: str) -> dict[str, str]:
-    return _split_on(_FUNCTION_HEADER_RE, text)
+    return split_on_headers(_FUNCTION_HEADER_RE, text)
 
 
 def _split_mangled_labels(text: str) -> dict[str, str]:
-    return _split_on(_MANGLED_LABEL_RE, text)
+    return split_on_headers(_MANGLED_LABEL_RE, text)

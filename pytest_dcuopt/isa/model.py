@@ -6,7 +6,6 @@ output, so symbol tables, resource listings or error text cannot satisfy a patte
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
@@ -39,9 +38,6 @@ FAMILY_COVERS: Mapping[str, tuple[str, ...]] = {"x86": ("x86",), "amdgcn": ("amd
 
 #: A function that the dump could not separate from the rest of the code object.
 UNSPLIT = "<unsplit>"
-
-_CXX_ARGS_RE = re.compile(r"\(.*\)\s*(?:const)?\s*$")
-_TEMPLATE_RE = re.compile(r"<[^<>]*>")
 
 
 @dataclass(frozen=True)
@@ -88,15 +84,6 @@ class IsaDump:
         if include_text:
             data["text"] = {name: _clip(text) for name, text in sorted(self.functions.items())}
         return data
-
-
-def base_name(demangled: str) -> str:
-    """`ns::vadd4<float>(float const*, int)` -> `vadd4`: the bare function name a person would type."""
-    name = _CXX_ARGS_RE.sub("", demangled)
-    previous = None
-    while previous != name:
-        previous, name = name, _TEMPLATE_RE.sub("", name)
-    return name.rsplit("::", 1)[-1].strip()
 
 
 def _clip(text: str, limit: int = 400_000) -> str:

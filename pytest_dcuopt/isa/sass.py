@@ -16,9 +16,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
-from typing import Iterable, Mapping
 
-from ..tool import run_tool, which
+from .functions import headed_sections
 from .model import ResourceUsage
 
 _FATBIN_ELF = re.compile(r"^Fatbin elf code:", re.M)
@@ -49,14 +48,10 @@ def split_sass(text: str, arch: str | None = None) -> dict[str, str]:
     for section_arch, section in _elf_sections(text):
         if arch is not None and section_arch not in (None, arch):
             continue
-        headers = list(_FUNCTION.finditer(section))
-        for index, header in enumerate(headers):
-            end = headers[index + 1].start() if index + 1 < len(headers) else len(section)
-            body = _clean_body(section[header.end():end])
-            name = header.group("name")
+        for name, raw in headed_sections(_FUNCTION, section):
             if name in functions and section_arch:
                 name = f"{name} [{section_arch}]"
-            functions[name] = body
+            functions[name] = _clean_body(raw)
     return functions
 
 
@@ -150,42 +145,3 @@ def parse_ptxas_verbose(text: str) -> dict[str, ResourceUsage]:
             usage[current] = replace(usage[current], registers=int(used.group("regs")),
                                      shared_bytes=int(smem.group("smem")) if smem else 0)
     return usage
-
-
-def demangle(names: Iterable[str]) -> dict[str, str]:
-    """{mangled: demangled} through c++filt (binutils); names it cannot demangle map to themselves.
-
-    Without c++filt every name maps to itself (the caller keeps mangled names; nothing is guessed).
-    """
-    names = list(dict.fromkeys(names))
-    mangled = [n for n in names if n.startswith("_Z")]
-    result = {n: n for n in names}
-    tool = which("c++filt")
-    if not mangled or tool is None:
-        return result
-    done = run_tool([tool], input_text="\n".join(mangled) + "\n", timeout=60)
-    if not done.ok:
-        return result
-    lines = done.stdout.splitlines()
-    if len(lines) == len(mangled):
-        result.update(dict(zip(mangled, lines)))
-    return result
-
-
-def rename(functions: Mapping[str, object], names: Mapping[str, str]) -> dict[str, object]:
-    """Re-key a per-function mapping by demangled names (keeping the mangled key on a clash)."""
-    renamed: dict[str, object] = {}
-    for key, value in functions.items():
-        base, _, suffix = key.partition(" [")
-        new = names.get(base, base) + (f" [{suffix}" if suffix else "")
-        renamed[new if new not in renamed else key] = value
-    return renamed
-
-
-def base_name(demangled: str) -> str:
-    """`void dk::vadd4<256>(float4 const*, ...)` -> `vadd4` (the name ncu's --kernel-name-base function shows)."""
-    head = demangled.split("(", 1)[0]
-    previous = None
-    while previous != head:  # drop template arguments, innermost first
-        previous, head = head, re.sub(r"<[^<>]*>", "", head)
-    return head.strip().split(" ")[-1].split("::")[-1]

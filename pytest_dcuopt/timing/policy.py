@@ -52,13 +52,18 @@ class Summary:
     rel_spread: float
 
     def to_json(self) -> dict[str, Any]:
-        data = {k: _round(v) for k, v in self.__dict__.items() if k != "ci95_ms"}
+        data: dict[str, Any] = {k: _round(v) for k, v in self.__dict__.items() if k != "ci95_ms"}
         data["ci95_ms"] = [_round(self.ci95_ms[0]), _round(self.ci95_ms[1])]
         return data
 
 
+def significant(value: float) -> float:
+    """`value` to 6 significant digits, as records store times."""
+    return float(f"{value:.6g}")
+
+
 def _round(value: float) -> float:
-    return float(f"{value:.6g}") if isinstance(value, float) else value
+    return significant(value) if isinstance(value, float) else value
 
 
 def median_ci(sorted_values: Sequence[float], z: float = 1.96) -> tuple[float, float]:
@@ -111,6 +116,6 @@ def sample_until_stable(take_sample: Callable[[], float], clock: Callable[[], fl
             return seconds, reason
 
 
-def significantly_faster(candidate: Summary, reference: Summary, min_gain: float = 0.0) -> bool:
+def significantly_faster(candidate: Summary, reference: Summary) -> bool:
     """True when the candidate's median CI lies wholly below the reference's (more than the noise)."""
-    return candidate.ci95_ms[1] < reference.ci95_ms[0] and candidate.median_ms * (1 + min_gain) < reference.median_ms
+    return candidate.ci95_ms[1] < reference.ci95_ms[0] and candidate.median_ms < reference.median_ms

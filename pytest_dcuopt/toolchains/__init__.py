@@ -9,7 +9,8 @@ import importlib
 from importlib.metadata import entry_points
 from typing import Sequence
 
-from .base import Artifact, Availability, Capability, ResourceUsage, Runtime, Toolchain
+from ..isa.model import ResourceUsage
+from .base import Artifact, Availability, Capability, Runtime, Toolchain
 
 __all__ = ["Artifact", "Availability", "Capability", "ResourceUsage", "Runtime", "Toolchain",
            "registered_names", "toolchain_class", "make_toolchain"]

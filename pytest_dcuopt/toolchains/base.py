@@ -2,7 +2,8 @@
 
 A toolchain runs in two places. In the pytest process it builds artifacts (through
 `tool.run_tool`) and reads their ISA; inside the isolated worker process it loads an
-artifact and launches it on buffers that its `Runtime` owns.
+artifact (a `LoadedKernel`), binds it to the buffers of one call (a `Binding`, on buffers
+that its `Runtime` owns) and launches it.
 """
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import abc
 import enum
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Mapping, Protocol, Sequence
 
 from ..isa.model import IsaDump, ResourceUsage
 
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
 
     from ..case.cabi import Param
     from ..timing.policy import Samples, TimingPolicy
+    from .binding import BindSpec, Snapshot
     from .cache import BuildCache
 
 
@@ -110,6 +112,30 @@ class Runtime(abc.ABC):
         return {"device": self.device_name}
 
 
+class Binding(Protocol):
+    """The buffers of one call, bound to a loaded kernel (inputs drawn, outputs poisoned, guards placed)."""
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of all buffers of one call (the working set a cache could hold)."""
+
+    def launch(self) -> None:
+        """Call the kernel once on these buffers (asynchronous on a device)."""
+
+    def reset(self) -> None:
+        """Restore the pristine buffers before a checked call."""
+
+    def snapshot(self) -> Snapshot:
+        """Synchronize, then what the call saw and produced (inputs, outputs, guard findings)."""
+
+
+class LoadedKernel(Protocol):
+    """What `Toolchain.load` returns in the worker: a kernel that can be bound to the buffers of a call."""
+
+    def bind(self, spec: BindSpec, runtime: Runtime) -> Binding:
+        """Buffers for one call with `spec`'s dims and seed, on `runtime`."""
+
+
 class Toolchain(abc.ABC):
     """One compiler + runtime family. Subclasses are registered by name in the registry."""
 
@@ -136,8 +162,8 @@ class Toolchain(abc.ABC):
         """Build `source` into the cache (reusing a cached build), or raise CompileError."""
 
     @abc.abstractmethod
-    def load(self, artifact: Artifact, params: Sequence[Param]) -> Any:
-        """Worker side: return a callable kernel (see `LoadedKernel`)."""
+    def load(self, artifact: Artifact, params: Sequence[Param]) -> LoadedKernel:
+        """Worker side: the built kernel, loaded and ready to bind to buffers."""
 
     @abc.abstractmethod
     def runtime(self) -> Runtime:

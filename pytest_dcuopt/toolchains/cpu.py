@@ -4,17 +4,15 @@ from __future__ import annotations
 import functools
 import os
 import re
-import shlex
-import shutil
-import time
 from pathlib import Path
 from typing import Any, Sequence
 
 from ..case.cabi import Param
-from ..errors import CompileError
+from ..isa.functions import split_objdump
 from ..tool import run_tool, which
-from .base import Artifact, Availability, Capability, Runtime, Toolchain
+from .base import Artifact, Availability, Capability, LoadedKernel, Runtime, Toolchain
 from .binding import BindSpec, CAbiBinding, load_solve
+from .build import Compiled, build_cached, run_compiler
 from .cache import BuildCache
 from .host_runtime import HostRuntime, cpu_model
 
@@ -22,7 +20,6 @@ BASE_FLAGS = ("-O3", "-march=native", "-fopenmp", "-shared", "-fPIC", "-std=c++1
 # Functions the C runtime adds to every shared object; never part of a kernel's ISA.
 _RUNTIME_SYMBOLS = re.compile(r"^(\.plt.*|\.init|\.fini|_init|_fini|frame_dummy|register_tm_clones|deregister_tm_clones|"
                               r"__do_global_dtors_aux|__cxa_finalize@plt|.*@plt|_start)$")
-_FUNCTION_HEADER = re.compile(r"^[0-9a-f]+ <(?P<name>[^>]+)>:\s*$", re.M)
 
 
 class CpuToolchain(Toolchain):
@@ -54,24 +51,17 @@ class CpuToolchain(Toolchain):
         compiler = self.compiler()
         if compiler is None:
             raise FileNotFoundError(self.availability().reason)
-        key = cache.key(source, self.name, self.identity(), None, self.flags())
-        final = cache.entry(key) / "kernel.so"
-        # The command as it builds this source into the cache (recorded even when the build is reused).
-        command = shlex.join([compiler, *self.flags(), "-o", str(final), str(source)])
-        started = time.perf_counter()
-        with cache.locked(key):
-            if cache.lookup(key, "kernel.so") is not None:
-                return Artifact(self.name, source, final, None, command, "", key, True, time.perf_counter() - started)
-            staging = cache.staging(key)
-            result = run_tool([compiler, *self.flags(), "-o", staging / "kernel.so", source], timeout=300)
-            if not result.ok:
-                shutil.rmtree(staging, ignore_errors=True)
-                raise CompileError(result, str(source))
-            cache.publish(key, staging)
-        return Artifact(self.name, source, final, None, command, result.stderr, key, False, time.perf_counter() - started)
+        # The build records its command and log beside the library (the key marks that layout).
+        key = cache.key(source, self.name, self.identity(), None, self.flags() + ("records:command.txt",))
 
-    def load(self, artifact: Artifact, params: Sequence[Param]) -> Any:
-        library, entry = load_solve(artifact.path, params)
+        def compile_into(staging: Path) -> Compiled:
+            result = run_compiler([compiler, *self.flags(), "-o", staging / "kernel.so", source], source, timeout=300)
+            return Compiled(result.command_line, result.stderr)
+
+        return build_cached(self.name, source, cache, key, None, compile_into)
+
+    def load(self, artifact: Artifact, params: Sequence[Param]) -> LoadedKernel:
+        _, entry = load_solve(artifact.path, params)
         return CAbiLoaded(params, entry)
 
     def runtime(self) -> Runtime:
@@ -82,7 +72,9 @@ class CpuToolchain(Toolchain):
         if objdump is None:
             return {}
         result = run_tool([objdump, "-d", "--no-show-raw-insn", "-M", "intel", artifact.path], timeout=120)
-        return split_objdump_functions(result.stdout) if result.ok else {}
+        if not result.ok:
+            return {}
+        return {name: body for name, body in split_objdump(result.stdout).items() if not _RUNTIME_SYMBOLS.match(name)}
 
 
 class CAbiLoaded:
@@ -94,15 +86,3 @@ class CAbiLoaded:
 
     def bind(self, spec: BindSpec, runtime: Runtime) -> CAbiBinding:
         return CAbiBinding(self.params, spec, runtime, self.entry)
-
-
-def split_objdump_functions(text: str) -> dict[str, str]:
-    """Split GNU/LLVM objdump -d output into {function: body}, dropping C runtime helpers."""
-    functions: dict[str, str] = {}
-    headers = list(_FUNCTION_HEADER.finditer(text))
-    for index, header in enumerate(headers):
-        end = headers[index + 1].start() if index + 1 < len(headers) else len(text)
-        name = header.group("name")
-        if not _RUNTIME_SYMBOLS.match(name):
-            functions[name] = text[header.end():end].strip("\n")
-    return functions

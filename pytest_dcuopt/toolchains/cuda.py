@@ -12,7 +12,7 @@ per-function registers / shared memory / stack / spills (`resource_usage`, from 
 that every build keeps), so ISA and resource checks run in CI.
 
 Running: the worker loads the .so with ctypes and calls `solve` with torch device pointers
-(`device.TorchDeviceRuntime`). After every call the kernel's own CUDA runtime is asked for its last
+(`torch_runtime.TorchDeviceRuntime`). After every call the kernel's own CUDA runtime is asked for its last
 error (the shim `cuda_shim.cu` is linked into each build: nvcc links cudart statically, so torch
 cannot see launch errors of the kernel's copy); a failed launch or a sticky fault raises `CudaError`
 naming the error (e.g. cudaErrorIllegalAddress), and a sticky fault ends that branch's worker.
@@ -27,17 +27,18 @@ import json
 import os
 import re
 import shutil
-import sys
-import time
+from dataclasses import replace
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
-from ..case.cabi import Param
-from ..errors import CompileError, ToolchainUnavailable
+from ..errors import ToolchainUnavailable
 from ..files import write_atomic
+from ..isa.model import ResourceUsage
+from ..isa.sass import parse_ptxas_verbose, parse_resource_usage, split_sass
+from ..isa.symbols import demangle, rename
 from ..tool import run_tool, which
-from .base import Artifact, Availability, Capability, ResourceUsage, Runtime, Toolchain
-from .binding import BindSpec, CAbiBinding, load_solve
+from .base import Artifact, Availability, Capability
+from .build import Compiled, build_cached, cached_entry, run_compiler
 from .cache import BuildCache
 from .hip_nvidia import (
     NVIDIA_MACRO,
@@ -45,12 +46,14 @@ from .hip_nvidia import (
     find_hip_headers,
     missing_reason,
 )
-from .torch_runtime import CudaError, ErrorSource, TorchDeviceRuntime
+from .probe import python_probe
+from .torch_runtime import ErrorSource, TorchDeviceToolchain
 
 DEFAULT_ARCH = "sm_90"
 NVCC_ENV = "DCUOPT_NVCC"
 CUOBJDUMP_ENV = "DCUOPT_CUOBJDUMP"
 SHIM = Path(__file__).with_name("cuda_shim.cu")
+PTXAS_REPORT = "ptxas.txt"  # the build log: arch, headers and the `ptxas -v` report
 BASE_FLAGS = ("-O3", "-shared", "-Xcompiler", "-fPIC", "-std=c++17", "-lineinfo", "-Xptxas", "-v")
 HIP_FLAGS = ("-x", "cu", f"-D{NVIDIA_MACRO}")
 _ARCH_RE = re.compile(r"^(?:sm_?|compute_)?(?P<num>\d{2,3})(?P<suffix>[af]?)$")
@@ -75,14 +78,11 @@ print(json.dumps(info))
 """
 
 
-class CudaToolchain(Toolchain):
+class CudaToolchain(TorchDeviceToolchain):
     name = "cuda"
     extensions = (".cu", ".hip")
     isa_family = "sass"
-
-    def __init__(self, arch: str | None = None, extra_flags: Sequence[str] = ()) -> None:
-        super().__init__(arch, extra_flags)
-        self._runtime: TorchDeviceRuntime | None = None
+    check_each_call = True  # the shim's cudaGetLastError names a failed launch at the call
 
     # ----- discovery --------------------------------------------------------------------
     def nvcc(self) -> str | None:
@@ -147,51 +147,32 @@ class CudaToolchain(Toolchain):
         # nvcc's `-x cu` (needed for .hip) applies to every input, so a .hip build compiles the shim source.
         shim = SHIM if header_args else self._shim_object(nvcc, arch, cache)
         key = cache.key(source, self.name, self.identity(), arch, flags)
-        started = time.perf_counter()
-        with cache.locked(key):
-            found = cache.lookup(key, "kernel.so")
-            if found is not None:
-                command = (found.parent / "command.txt").read_text()
-                log = (found.parent / "ptxas.txt").read_text()
-                return Artifact(self.name, source, found, arch, command, log, key, True, time.perf_counter() - started)
-            staging = cache.staging(key)
-            output = staging / "kernel.so"
+
+        def compile_into(staging: Path) -> Compiled:
             keep = staging / "keep"
             keep.mkdir()
             # --keep leaves the kernel's cubin behind: cuobjdump reads it much faster than the whole .so.
-            command = [nvcc, *self.flags(arch), "--keep", "--keep-dir", keep, "-o", output, shim, *header_args, source]
-            result = run_tool(command, timeout=600)
-            if not result.ok:
-                shutil.rmtree(staging, ignore_errors=True)
-                raise CompileError(result, str(source))
+            result = run_compiler([nvcc, *self.flags(arch), "--keep", "--keep-dir", keep, "-o", staging / "kernel.so",
+                                   shim, *header_args, source], source, timeout=600)
             cubin = keep / f"{source.stem}.{arch}.cubin"
             if cubin.is_file():
                 os.replace(cubin, staging / "kernel.cubin")
             shutil.rmtree(keep, ignore_errors=True)
-            final_dir = cache.entry(key)
-            line = result.command_line.replace(str(staging), str(final_dir))
-            (staging / "command.txt").write_text(line)
-            log = f"arch {arch} ({arch_note})\n{header_note}{result.stderr}"
-            (staging / "ptxas.txt").write_text(log)
             (staging / "resources.json").write_text(json.dumps(
-                {k: v.to_json() for k, v in parse_ptxas(result.stderr).items()}, indent=1))
-            final = cache.publish(key, staging) / "kernel.so"
-        return Artifact(self.name, source, final, arch, line, log, key, False, time.perf_counter() - started)
+                {k: v.to_json() for k, v in parse_ptxas_verbose(result.stderr).items()}, indent=1))
+            return Compiled(result.command_line, f"arch {arch} ({arch_note})\n{header_note}{result.stderr}")
+
+        return build_cached(self.name, source, cache, key, arch, compile_into, log_file=PTXAS_REPORT)
 
     def _shim_object(self, nvcc: str, arch: str, cache: BuildCache) -> Path:
         """cuda_shim.cu compiled once per (nvcc, arch) and linked into every kernel library."""
         key = "cuda-shim-" + hashlib.sha256(f"{self.identity()}|{arch}".encode()).hexdigest()[:20]
-        with cache.locked(key):
-            found = cache.lookup(key, "cuda_shim.o")
-            if found is not None:
-                return found
-            staging = cache.staging(key)
-            result = run_tool([nvcc, "-O3", "-c", "-Xcompiler", "-fPIC", f"-arch={arch}", SHIM, "-o",
-                               staging / "cuda_shim.o"], timeout=300)
-            if not result.ok:
-                shutil.rmtree(staging, ignore_errors=True)
-                raise CompileError(result, str(SHIM))
-            return cache.publish(key, staging) / "cuda_shim.o"
+
+        def compile_into(staging: Path) -> None:
+            run_compiler([nvcc, "-O3", "-c", "-Xcompiler", "-fPIC", f"-arch={arch}", SHIM, "-o", staging / "cuda_shim.o"],
+                         SHIM, timeout=300)
+
+        return cached_entry(cache, key, "cuda_shim.o", compile_into)[0]
 
     # ----- ISA and resources ------------------------------------------------------------
     def disassemble(self, artifact: Artifact) -> dict[str, str]:
@@ -199,8 +180,6 @@ class CudaToolchain(Toolchain):
 
         Raises ToolchainUnavailable (naming the fix) when no cuobjdump is found.
         """
-        from ..isa.sass import demangle, rename, split_sass
-
         cached = artifact.path.parent / "sass.json"
         if cached.is_file():
             return json.loads(cached.read_text())
@@ -213,17 +192,15 @@ class CudaToolchain(Toolchain):
         if not result.ok:
             raise ToolchainUnavailable(f"{result.command_line} failed (exit {result.returncode}): {result.stderr[-2000:]}")
         functions = split_sass(result.stdout, artifact.arch)
-        named = {str(k): str(v) for k, v in rename(functions, demangle(functions)).items()}
+        named = rename(functions, demangle(functions))
         write_atomic(cached, json.dumps(named))
         return named
 
     def resource_usage(self, artifact: Artifact) -> dict[str, ResourceUsage]:
         """{function (demangled): registers, shared memory, stack, spill bytes} from the build's `ptxas -v` report."""
-        from ..isa.sass import demangle, parse_resource_usage, rename
-
-        report = artifact.path.parent / "ptxas.txt"
+        report = artifact.path.parent / PTXAS_REPORT
         if report.is_file():
-            usage = parse_ptxas(report.read_text())
+            usage = parse_ptxas_verbose(report.read_text())
         else:  # an artifact built elsewhere: ask cuobjdump (SHARED there includes the system's reserve)
             cuobjdump = find_cuobjdump()
             if cuobjdump is None:
@@ -231,23 +208,11 @@ class CudaToolchain(Toolchain):
             result = run_tool([cuobjdump, "--dump-resource-usage", artifact.path], timeout=120,
                               env=beside_on_path(cuobjdump))
             usage = parse_resource_usage(result.stdout)
-        names = demangle(usage)
-        return {name: ResourceUsage(**{**value.__dict__, "function": name})
-                for name, value in rename(usage, names).items() if isinstance(value, ResourceUsage)}
+        return {name: replace(value, function=name) for name, value in rename(usage, demangle(usage)).items()}
 
     # ----- worker side ------------------------------------------------------------------
-    def runtime(self) -> Runtime:
-        if self._runtime is None:
-            self._runtime = TorchDeviceRuntime()
-        return self._runtime
-
-    def load(self, artifact: Artifact, params: Sequence[Param]) -> Any:
-        library, entry = load_solve(artifact.path, params)
-        errors = ShimErrors(library)
-        runtime = self.runtime()
-        if isinstance(runtime, TorchDeviceRuntime):
-            runtime.attach_errors(errors)
-        return CheckedCAbiLoaded(params, entry, errors)
+    def error_source(self, library: ctypes.CDLL) -> ErrorSource:
+        return ShimErrors(library)
 
 
 class ShimErrors(ErrorSource):
@@ -276,28 +241,6 @@ class ShimErrors(ErrorSource):
         return (self._text(code) or b"?").decode()
 
 
-class CheckedCAbiLoaded:
-    """Like cpu.CAbiLoaded, but every `solve` call is followed by the library's cudaGetLastError."""
-
-    def __init__(self, params: Sequence[Param], entry: Any, errors: ShimErrors) -> None:
-        self.params = tuple(params)
-        self.entry = entry
-        self.errors = errors
-
-    def bind(self, spec: BindSpec, runtime: Runtime) -> CAbiBinding:
-        return CAbiBinding(self.params, spec, runtime, checked_entry(self.entry, self.errors))
-
-
-def checked_entry(entry: Callable[..., None], errors: ErrorSource) -> Callable[..., None]:
-    def solve(*args: Any) -> None:
-        entry(*args)
-        code = errors.last_error()
-        if code:
-            raise CudaError.from_code(code, errors, "right after calling solve() (a launch error: bad grid/block "
-                                                    "size, too much shared memory, or an earlier fault)")
-    return solve
-
-
 # ----- helpers ---------------------------------------------------------------------------
 def normalize_arch(text: str) -> str | None:
     """'sm_90', 'sm90', '90', 'compute_90', 'sm_90a' -> 'sm_90' / 'sm_90a'; anything else -> None."""
@@ -308,12 +251,7 @@ def normalize_arch(text: str) -> str | None:
 @functools.lru_cache(maxsize=1)
 def device_probe() -> dict[str, Any]:
     """What a fresh Python with this interpreter's torch sees (name, compute capability), as a dict."""
-    result = run_tool([sys.executable, "-c", _PROBE_SCRIPT], timeout=180)
-    lines = [line for line in result.stdout.splitlines() if line.startswith("{")]
-    if not result.ok or not lines:
-        return {"device": None, "reason": f"probing the device with torch failed (exit {result.returncode}): "
-                                          f"{(result.stderr or result.stdout)[-500:]}"}
-    return json.loads(lines[-1])
+    return python_probe(_PROBE_SCRIPT, timeout=180)
 
 
 def find_cuobjdump() -> str | None:
@@ -344,12 +282,6 @@ def cuobjdump_missing() -> str:
     return (f"cuobjdump was not found (${CUOBJDUMP_ENV}, PATH, the nvidia-cuda-cuobjdump wheel, the triton wheel); "
             "install it with `pip install nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm` (no GPU or toolkit needed; "
             "cuobjdump runs nvdisasm for SASS)")
-
-
-def parse_ptxas(text: str) -> dict[str, ResourceUsage]:
-    from ..isa.sass import parse_ptxas_verbose
-
-    return parse_ptxas_verbose(text)
 
 
 def hip_headers_reason() -> str | None:

@@ -24,30 +24,25 @@ import ctypes
 import functools
 import glob
 import importlib.util
-import json
 import os
 import re
-import shutil
-import sys
-import tempfile
-import time
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, NoReturn, Sequence
 
-from ..case.cabi import Param
 from ..errors import CaseError, CompileError, ToolchainUnavailable
+from ..isa.model import IsaDump, ResourceUsage
 from ..tool import ToolResult, run_tool, which
-from .base import Artifact, Availability, Capability, ResourceUsage, Runtime, Toolchain
-from .binding import load_solve
+from .base import Artifact, Availability, Capability
+from .build import Compiled, build_cached, run_compiler
 from .cache import BuildCache
+from .hip_isa import dump_hip_artifact
+from .hip_tools import HIP_ENV, find_dccobjdump, find_llvm_objdump, install_roots
+from .probe import python_probe
+from .torch_runtime import ErrorSource, TorchDeviceToolchain
 
 HIPCC_ENV = "DCUOPT_HIPCC"
-DCCOBJDUMP_ENV = "DCUOPT_DCCOBJDUMP"
-LLVM_OBJDUMP_ENV = "DCUOPT_LLVM_OBJDUMP"
 #: The arch for runs with no device and no --dcuopt-arch (CI sets gfx90a); a device or the option wins over it.
 COMPILE_ARCH_ENV = "DCUOPT_HIP_COMPILE_ARCH"
-#: hipcc picks the NVIDIA platform when it sees nvcc; this toolchain always builds for AMD/DCU.
-HIP_ENV = {"HIP_PLATFORM": "amd"}
 BASE_FLAGS = ("-shared", "-fPIC", "-O3", "-std=c++17")
 RESOURCE_REMARKS = "-Rpass-analysis=kernel-resource-usage"
 #: Hygon DCU processors (the skill's hcu_targets table); everything else is upstream AMDGCN.
@@ -59,7 +54,6 @@ _GFX_RE = re.compile(r"^gfx[0-9a-f]{3,4}(?::[a-z0-9_]+[+-])*$", re.I)
 _ROCMINFO_GFX_RE = re.compile(r"^\s*Name:\s+(gfx[0-9a-f]{3,4})\s*$", re.M | re.I)
 _ARCH_REJECTED_RE = re.compile(r"invalid target ID|unsupported (?:HIP )?gpu architecture|unknown target CPU|"
                                r"invalid offload arch|is not a recognized processor", re.I)
-_CLANG_VERSION_RE = re.compile(r"clang version (\d+)")
 _CK_TILE_USE_RE = re.compile(r"ck_tile/|ck_tile::")
 _TORCH_VERSION_RE = re.compile(r"^(__version__|hip)\s*(?::[^=\n]*)?=\s*(.+?)\s*$", re.M)
 _DEVICE_PROBE = r"""
@@ -93,7 +87,7 @@ def gfx_entries(option: str | None) -> list[str]:
     return [part for part in re.split(r"[,\s]+", option or "") if _GFX_RE.match(part)]
 
 
-class HipToolchain(Toolchain):
+class HipToolchain(TorchDeviceToolchain):
     name = "hip"
     extensions = (".hip",)
     isa_family = "amdgcn"
@@ -101,15 +95,14 @@ class HipToolchain(Toolchain):
 
     def __init__(self, arch: str | None = None, extra_flags: Sequence[str] = ()) -> None:
         super().__init__(arch, extra_flags)
-        self._runtime: Runtime | None = None
-        self._dumps: dict[str, Any] = {}
+        self._dumps: dict[str, IsaDump] = {}
 
     # ----- discovery --------------------------------------------------------------------
     def compiler(self) -> str | None:
         if os.environ.get(HIPCC_ENV):
             return which("hipcc", HIPCC_ENV)  # an explicit choice that is wrong is not replaced by another
         found = which("hipcc")
-        return found or next((p for p in _install_roots("bin/hipcc") if os.access(p, os.X_OK)), None)
+        return found or next((p for p in install_roots("bin/hipcc") if os.access(p, os.X_OK)), None)
 
     def availability(self) -> Availability:
         hipcc = self.compiler()
@@ -179,43 +172,23 @@ class HipToolchain(Toolchain):
             raise ToolchainUnavailable(f"no target architecture to build {source.name} for: {arch_source}")
         flags = self.flags(source, arch)
         key = cache.key(source, self.name, self.identity(), arch, flags)
-        started = time.perf_counter()
-        with cache.locked(key):
-            found = cache.lookup(key, "kernel.so")
-            if found is not None:
-                command, log = (found.parent / "command.txt").read_text(), (found.parent / "build.log").read_text()
-                return Artifact(self.name, source, found, arch, command, log, key, True, time.perf_counter() - started)
-            staging = cache.staging(key)
-            result = run_tool([hipcc, *flags, "-o", staging / "kernel.so", source], timeout=600, env=HIP_ENV)
-            if not result.ok:
-                shutil.rmtree(staging, ignore_errors=True)
-                _raise_build_error(result, source, arch, self.identity())
-            command = result.command_line.replace(str(staging), str(cache.entry(key)))
-            log = f"arch {arch} ({arch_source})\n{result.stderr}"
-            (staging / "command.txt").write_text(command)
-            (staging / "build.log").write_text(log)
-            final = cache.publish(key, staging) / "kernel.so"
-        return Artifact(self.name, source, final, arch, command, log, key, False, time.perf_counter() - started)
+
+        def refuse(result: ToolResult) -> NoReturn:
+            _raise_build_error(result, source, arch, self.identity())
+
+        def compile_into(staging: Path) -> Compiled:
+            result = run_compiler([hipcc, *flags, "-o", staging / "kernel.so", source], source, timeout=600, env=HIP_ENV,
+                                  on_failure=refuse)
+            return Compiled(result.command_line, f"arch {arch} ({arch_source})\n{result.stderr}")
+
+        return build_cached(self.name, source, cache, key, arch, compile_into)
 
     # ----- worker side ------------------------------------------------------------------
-    def runtime(self) -> Runtime:
-        if self._runtime is None:
-            from .torch_runtime import (
-                TorchDeviceRuntime,  # torch is imported only in the worker
-            )
-
-            self._runtime = TorchDeviceRuntime()
-        return self._runtime
-
-    def load(self, artifact: Artifact, params: Sequence[Param]) -> Any:
-        from .cpu import CAbiLoaded
-
-        library, entry = load_solve(artifact.path, params)
-        errors = hip_errors(library)
-        runtime = self.runtime()
-        if errors is not None and hasattr(runtime, "attach_errors"):
-            runtime.attach_errors(errors)
-        return CAbiLoaded(params, entry)
+    def error_source(self, library: ctypes.CDLL) -> ErrorSource | None:
+        try:
+            return HipErrors(library)
+        except AttributeError:  # the library does not link the HIP runtime's error functions
+            return None
 
     # ----- ISA and resources ------------------------------------------------------------
     def disassemble(self, artifact: Artifact) -> dict[str, str]:
@@ -224,11 +197,9 @@ class HipToolchain(Toolchain):
     def resource_usage(self, artifact: Artifact) -> dict[str, ResourceUsage]:
         return dict(self.isa_dump(artifact).resources)
 
-    def isa_dump(self, artifact: Artifact) -> Any:
+    def isa_dump(self, artifact: Artifact) -> IsaDump:
         """The artifact's per-function ISA and resources, with the tools used and any fallback said aloud."""
         if artifact.key not in self._dumps:
-            from .hip_isa import dump_hip_artifact
-
             self._dumps[artifact.key] = dump_hip_artifact(self, artifact)
         return self._dumps[artifact.key]
 
@@ -237,7 +208,7 @@ class HipToolchain(Toolchain):
         return [self.compiler() or "hipcc", *self.flags(source, arch), "-save-temps", "-o", str(output), str(source)]
 
 
-def _raise_build_error(result: ToolResult, source: Path, arch: str, identity: str) -> None:
+def _raise_build_error(result: ToolResult, source: Path, arch: str, identity: str) -> NoReturn:
     rejected = next((line for line in result.stderr.splitlines()
                      if _ARCH_REJECTED_RE.search(line) and arch.split(":")[0] in line), None)
     if rejected is not None:
@@ -250,35 +221,6 @@ def _raise_build_error(result: ToolResult, source: Path, arch: str, identity: st
 
 
 # ----- tool discovery ---------------------------------------------------------------------
-def _install_roots(relative: str) -> list[str]:
-    roots = [os.environ[v] for v in ("ROCM_PATH", "DTK_PATH") if os.environ.get(v)] + ["/opt/dtk", "/opt/rocm"]
-    return [os.path.join(root, relative) for root in dict.fromkeys(roots)]
-
-
-def find_dccobjdump() -> str | None:
-    """Hygon's disassembler: $DCUOPT_DCCOBJDUMP, PATH, or DTK's bin/ (only DTK ships it)."""
-    if os.environ.get(DCCOBJDUMP_ENV):
-        return which("dccobjdump", DCCOBJDUMP_ENV)
-    return which("dccobjdump") or next((p for p in _install_roots("bin/dccobjdump") if os.access(p, os.X_OK)), None)
-
-
-def find_llvm_objdump(identity: str = "") -> str | None:
-    """An llvm-objdump that knows AMDGPU: the override, the one matching hipcc's clang, ROCm/DTK's, then PATH's."""
-    if os.environ.get(LLVM_OBJDUMP_ENV):
-        return which("llvm-objdump", LLVM_OBJDUMP_ENV)
-    version = _CLANG_VERSION_RE.search(identity)
-    names = ([f"llvm-objdump-{version.group(1)}"] if version else [])
-    for candidate in names + _install_roots("llvm/bin/llvm-objdump") + ["llvm-objdump"]:
-        found = which(candidate) if os.sep not in candidate else (candidate if os.access(candidate, os.X_OK) else None)
-        if found:
-            return found
-    versioned = []
-    for folder in os.environ.get("PATH", "").split(os.pathsep):
-        versioned += glob.glob(os.path.join(folder, "llvm-objdump-[0-9]*"))
-    versioned.sort(key=lambda p: int(re.sub(r"\D", "", p.rsplit("-", 1)[-1]) or 0), reverse=True)
-    return versioned[0] if versioned else None
-
-
 @functools.lru_cache(maxsize=1)
 def device_probe() -> dict[str, Any]:
     """Is there a ROCm/DTK torch device? Asked in a subprocess, so pytest itself never opens a HIP context.
@@ -290,12 +232,7 @@ def device_probe() -> dict[str, Any]:
     if build is not None and build.get("hip") is None:
         return {"device": None, "torch": build.get("version"), "hip": None,
                 "reason": f"torch {build.get('version')} is not a ROCm/DTK build (torch.version.hip is None)"}
-    result = run_tool([sys.executable, "-c", _DEVICE_PROBE], timeout=120)
-    try:
-        return dict(json.loads(result.stdout.strip().splitlines()[-1]))
-    except (json.JSONDecodeError, IndexError):
-        return {"device": None, "reason": f"the torch device probe failed (exit {result.returncode}): "
-                                          f"{result.stderr.strip()[-500:]}"}
+    return python_probe(_DEVICE_PROBE, timeout=120)
 
 
 def _torch_build() -> dict[str, str | None] | None:
@@ -318,7 +255,7 @@ def _unquote(value: str | None) -> str | None:
 
 
 def rocminfo_archs() -> list[str]:
-    rocminfo = which("rocminfo") or next((p for p in _install_roots("bin/rocminfo") if os.access(p, os.X_OK)), None)
+    rocminfo = which("rocminfo") or next((p for p in install_roots("bin/rocminfo") if os.access(p, os.X_OK)), None)
     if rocminfo is None:
         return []
     result = run_tool([rocminfo], timeout=30)
@@ -356,42 +293,24 @@ def ck_tile_flags(source: Path) -> tuple[str, ...]:
 
 
 # ----- runtime errors ---------------------------------------------------------------------
-def hip_errors(library: ctypes.CDLL) -> Any:
-    """An `ErrorSource` on the HIP runtime the kernel library links (hipGetLastError), or None if absent."""
-    from .torch_runtime import ErrorSource
+class HipErrors(ErrorSource):
+    """The HIP runtime that the kernel library links (hipGetLastError); AttributeError when it links none."""
 
-    class HipErrors(ErrorSource):
-        def __init__(self) -> None:
-            self._last = library.hipGetLastError
-            self._sync = library.hipDeviceSynchronize
-            self._name, self._text = library.hipGetErrorName, library.hipGetErrorString
-            self._name.restype = self._text.restype = ctypes.c_char_p
-            self._name.argtypes = self._text.argtypes = [ctypes.c_int]
+    def __init__(self, library: ctypes.CDLL) -> None:
+        self._last = library.hipGetLastError
+        self._sync = library.hipDeviceSynchronize
+        self._name, self._text = library.hipGetErrorName, library.hipGetErrorString
+        self._name.restype = self._text.restype = ctypes.c_char_p
+        self._name.argtypes = self._text.argtypes = [ctypes.c_int]
 
-        def last_error(self) -> int:
-            return int(self._last())
+    def last_error(self) -> int:
+        return int(self._last())
 
-        def synchronize(self) -> int:
-            return int(self._sync()) or int(self._last())
+    def synchronize(self) -> int:
+        return int(self._sync()) or int(self._last())
 
-        def name(self, code: int) -> str:
-            return (self._name(code) or b"hipError?").decode()
+    def name(self, code: int) -> str:
+        return (self._name(code) or b"hipError?").decode()
 
-        def text(self, code: int) -> str:
-            return (self._text(code) or b"unknown").decode()
-
-    try:
-        return HipErrors()
-    except AttributeError:
-        return None
-
-
-def save_temps_assembly(folder: Path, arch: str) -> Path | None:
-    """The device .s that `-save-temps` left in `folder` for `arch` (clang names it <stem>-hip-amdgcn-amd-amdhsa-<arch>.s)."""
-    processor = arch.split(":", 1)[0]
-    found = sorted(p for p in folder.glob("*.s") if "amdgcn" in p.name and processor in p.name)
-    return found[0] if found else None
-
-
-def scratch_dir() -> tempfile.TemporaryDirectory[str]:
-    return tempfile.TemporaryDirectory(prefix="dcuopt_hip_")
+    def text(self, code: int) -> str:
+        return (self._text(code) or b"unknown").decode()

@@ -19,6 +19,7 @@ from ..isa.functions import split_asm, split_objdump
 from ..isa.lines import parse_amdgcn
 from ..isa.model import IsaDump
 from ..tool import run_tool
+from .hip_tools import HIP_ENV, find_dccobjdump, find_llvm_objdump, save_temps_assembly
 
 _PADDING_RE = re.compile(r"^\s*s_(?:nop 0|code_end)\b")
 
@@ -28,8 +29,6 @@ if TYPE_CHECKING:
 
 
 def dump_hip_artifact(toolchain: HipToolchain, artifact: Artifact) -> IsaDump:
-    from .hip import find_dccobjdump, find_llvm_objdump
-
     dump = IsaDump(toolchain.isa_family_for(artifact.arch), artifact.arch, tool="")
     code_objects = _code_objects(artifact, dump)
     metadata = {}
@@ -92,8 +91,6 @@ def _with_llvm_objdump(tool: str | None, artifact: Artifact, code_objects: dict[
 
 def _with_save_temps(toolchain: HipToolchain, artifact: Artifact, dump: IsaDump) -> None:
     """The fallback: the device assembly that the same compiler and flags produce (`-save-temps`)."""
-    from .hip import HIP_ENV, save_temps_assembly
-
     assert artifact.arch is not None
     reason = dump.errors[-1] if dump.errors else "the disassembler produced no instructions"
     with tempfile.TemporaryDirectory(prefix="dcuopt_hip_save_temps_") as scratch:

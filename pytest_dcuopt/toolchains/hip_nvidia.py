@@ -30,6 +30,7 @@ from typing import Any
 
 from ..errors import ToolchainUnavailable
 from ..tool import run_tool
+from .build import cached_entry
 from .cache import BuildCache
 
 HIP_INCLUDE_ENV = "DCUOPT_HIP_INCLUDE"
@@ -90,22 +91,15 @@ def compat_include_dir(nvcc: str, nvcc_identity: str, cache: BuildCache, arch: s
         digest.update(str(path.relative_to(origin)).encode())
         digest.update(path.read_bytes())
     key = "hip-nvidia-" + digest.hexdigest()[:20]
-    with cache.locked(key):
-        found = cache.lookup(key, "compat.json")
-        if found is not None:
-            return _load(found, origin)
-        staging = cache.staging(key)
-        try:
-            shutil.copytree(origin / "hip", staging / "include/hip", symlinks=True)
-            changes = _repair(nvcc, staging, arch)
-            report = {"origin": str(origin), "hip_version": _hip_version(origin), "nvcc": nvcc_identity,
-                      "changes": changes}
-            (staging / "compat.json").write_text(json.dumps(report, indent=2) + "\n")
-        except BaseException:
-            shutil.rmtree(staging, ignore_errors=True)
-            raise
-        final = cache.publish(key, staging)
-    return _load(final / "compat.json", origin)
+
+    def adapt_into(staging: Path) -> None:
+        shutil.copytree(origin / "hip", staging / "include/hip", symlinks=True)
+        changes = _repair(nvcc, staging, arch)
+        report = {"origin": str(origin), "hip_version": _hip_version(origin), "nvcc": nvcc_identity, "changes": changes}
+        (staging / "compat.json").write_text(json.dumps(report, indent=2) + "\n")
+
+    found, _ = cached_entry(cache, key, "compat.json", adapt_into)
+    return _load(found, origin)
 
 
 def _load(report_path: Path, origin: Path) -> HipHeaders:

@@ -2,10 +2,12 @@
 
 `TorchDeviceRuntime(device_index=0)` is the whole constructor: buffers are torch tensors on
 `cuda:<device_index>` (torch calls HIP devices `cuda` too), pointers are `data_ptr()`, timing is
-`timing.device.measure_device` with a `TorchBackend`. A toolchain that loads a C ABI library may
+`timing.device.measure_device` with a `TorchBackend` (this module's `timing.backend.DeviceBackend` over
+`torch.cuda`). A toolchain that loads a C ABI library may
 `attach_errors(source)` an `ErrorSource` that reads the library's own runtime errors (the `cuda`
-toolchain does; a `hip` toolchain can pass one built on hipGetLastError). Without one, errors are
-still caught at every synchronize, through torch, and named from torch's message.
+toolchain does; the `hip` toolchain passes one built on hipGetLastError). Without one, errors are
+still caught at every synchronize, through torch, and named from torch's message. `TorchDeviceToolchain`
+is the worker half that the GPU toolchains share: one runtime per worker, and `load` with the errors attached.
 
 Streams: a C ABI `solve` that launches with `<<<grid, block>>>` (or `hipLaunchKernelGGL(..., 0, 0, ...)`)
 uses the legacy default stream (handle 0). So does torch, unless a `torch.cuda.stream(...)` context
@@ -17,21 +19,24 @@ A kernel that launches on a non-blocking stream is not, and must not be timed th
 """
 from __future__ import annotations
 
+import abc
+import ctypes
 import re
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
 from ..errors import DcuOptError
-from ..timing.device import (
-    TorchBackend,
-    choose_flush_mode,
-    measure_device,
-    rotation_sets,
-)
+from ..timing.backend import FALLBACK_L2_BYTES, FLUSH_ENV, DeviceBackend, choose_flush_mode, flush_bytes_for
+from ..timing.device import measure_device, rotation_sets
 from ..timing.policy import Samples, TimingPolicy
-from .base import Runtime
+from .base import Artifact, LoadedKernel, Runtime, Toolchain
+from .binding import load_solve
+from .cpu import CAbiLoaded
+
+if TYPE_CHECKING:
+    from ..case.cabi import Param
 
 # Errors after which the CUDA context is unusable (the process must go): cudaError_t codes.
 STICKY_CUDA_ERRORS = {
@@ -101,10 +106,84 @@ class ErrorSource:
 class DeviceBuffer:
     """A device tensor holding the raw bytes of a host array (any dtype, bf16 as its uint16 bits)."""
 
-    __slots__ = ("count", "dtype", "tensor")
+    __slots__ = ("dtype", "tensor")
 
-    def __init__(self, tensor: Any, dtype: np.dtype[Any], count: int) -> None:
-        self.tensor, self.dtype, self.count = tensor, dtype, count
+    def __init__(self, tensor: Any, dtype: np.dtype[Any]) -> None:
+        self.tensor, self.dtype = tensor, dtype
+
+
+class TorchBackend(DeviceBackend):
+    """DeviceBackend over `torch.cuda`: events, `_sleep`, and an L2 flush buffer on `device`."""
+
+    def __init__(self, torch: Any, device: Any, flush_mode: str | None = None,
+                 telemetry: Callable[[], dict[str, Any]] | None = None) -> None:
+        self.torch = torch
+        self.device = device
+        self.timer = "hip events" if getattr(torch.version, "hip", None) else "cuda events"
+        properties = torch.cuda.get_device_properties(device)
+        l2 = int(getattr(properties, "L2_cache_size", 0) or 0)
+        self.l2_bytes = l2 if l2 > 0 else FALLBACK_L2_BYTES
+        self.flush_mode = choose_flush_mode(flush_mode)
+        size, self.l2_source = flush_bytes_for(l2)
+        self.flush_bytes = size if self.flush_mode != "none" else 0
+        self._buffer = torch.empty(max(1, self.flush_bytes // 4), dtype=torch.float32, device=device)
+        self._buffer.zero_()
+        self._sink = torch.empty((), dtype=torch.float32, device=device)
+        self._telemetry = telemetry or dict
+        self._has_sleep = callable(getattr(torch.cuda, "_sleep", None))
+        self._tiny = torch.zeros(1, dtype=torch.float32, device=device)
+        self.offset_cache = {}  # the profiler offset per bound call
+        self.bracket_cache = {}  # the calibrated bracket cost of this device
+
+    def event(self) -> Any:
+        return self.torch.cuda.Event(enable_timing=True)
+
+    def synchronize(self) -> None:
+        self.torch.cuda.synchronize(self.device)
+
+    def sleep(self, cycles: int) -> bool:
+        if not self._has_sleep:
+            return False
+        if cycles > 0:
+            self.torch.cuda._sleep(int(cycles))
+        return True
+
+    def tiny_kernel(self) -> bool:
+        self._tiny.zero_()  # a one-element fill: one block, no memory traffic to speak of
+        return True
+
+    def flush(self) -> None:
+        if self.flush_mode == "read":
+            self.torch.sum(self._buffer, 0, out=self._sink)  # one reduction kernel, reads every byte
+        elif self.flush_mode == "write":
+            self._buffer.zero_()
+
+    def profile_device(self, body: Callable[[], Any]) -> list[tuple[str, float]] | None:
+        """[(name, seconds)] of every device activity `body` queues, in start order (torch.profiler: CUPTI on
+        CUDA, roctracer on ROCm), or None when the profiler cannot record device activity here."""
+        torch = self.torch
+        try:
+            from torch.profiler import ProfilerActivity, profile
+
+            with profile(activities=[ProfilerActivity.CUDA]) as prof:
+                body()
+                self.synchronize()
+            events = prof.profiler.kineto_results.events()
+            device = [e for e in events if e.device_type() == torch.autograd.DeviceType.CUDA and e.duration_ns() > 0]
+        except Exception:  # noqa: BLE001 - a missing profiler means "no correction", said in the record
+            return None
+        device.sort(key=lambda e: e.start_ns())
+        return [(e.name(), e.duration_ns() * 1e-9) for e in device] or None
+
+    def flush_info(self) -> dict[str, Any]:
+        how = {"read": "a sum over the buffer (reads evict the kernel's lines; the L2 is left clean)",
+               "write": "a memset of the buffer (nvbench's way; the L2 is left dirty)",
+               "none": "no flush: cold samples are NOT cold"}[self.flush_mode]
+        return {"mode": self.flush_mode, "bytes": self.flush_bytes, "l2_bytes": self.l2_bytes,
+                "size_from": self.l2_source, "how": how, "env": FLUSH_ENV}
+
+    def telemetry(self) -> dict[str, Any]:
+        return self._telemetry()
 
 
 class TorchDeviceRuntime(Runtime):
@@ -133,7 +212,7 @@ class TorchDeviceRuntime(Runtime):
         raw = np.ascontiguousarray(array).view(np.uint8)
         tensor = self.torch.from_numpy(raw.copy()).to(self.device)
         self.check("after copying a buffer to the device")
-        return DeviceBuffer(tensor, array.dtype, array.size)
+        return DeviceBuffer(tensor, array.dtype)
 
     def download(self, buffer: DeviceBuffer) -> np.ndarray:
         self.synchronize()
@@ -224,6 +303,47 @@ class TorchDeviceRuntime(Runtime):
         return {k: v for k, v in facts.items() if v is not None}
 
 
+class TorchDeviceToolchain(Toolchain):
+    """The worker side of a GPU toolchain: one `TorchDeviceRuntime` per worker, and C ABI kernels loaded with
+    the library's own runtime errors attached to it (`error_source`)."""
+
+    #: Ask the library for its last error right after every `solve` call (launch errors then name the call).
+    check_each_call: ClassVar[bool] = False
+
+    def __init__(self, arch: str | None = None, extra_flags: Sequence[str] = ()) -> None:
+        super().__init__(arch, extra_flags)
+        self._runtime: TorchDeviceRuntime | None = None
+
+    @abc.abstractmethod
+    def error_source(self, library: ctypes.CDLL) -> ErrorSource | None:
+        """The kernel library's own runtime errors, or None when it exports no way to read them."""
+
+    def runtime(self) -> TorchDeviceRuntime:
+        if self._runtime is None:
+            self._runtime = TorchDeviceRuntime()
+        return self._runtime
+
+    def load(self, artifact: Artifact, params: Sequence[Param]) -> LoadedKernel:
+        library, entry = load_solve(artifact.path, params)
+        errors = self.error_source(library)
+        if errors is not None:
+            self.runtime().attach_errors(errors)
+            if self.check_each_call:
+                entry = checked_entry(entry, errors)
+        return CAbiLoaded(params, entry)
+
+
+def checked_entry(entry: Callable[..., None], errors: ErrorSource) -> Callable[..., None]:
+    """`entry`, followed by the library's last-error check on every call."""
+    def solve(*args: Any) -> None:
+        entry(*args)
+        code = errors.last_error()
+        if code:
+            raise CudaError.from_code(code, errors, "right after calling solve() (a launch error: bad grid/block "
+                                                    "size, too much shared memory, or an earlier fault)")
+    return solve
+
+
 def _nvml_handle(index: int) -> tuple[Any, Any] | None:
     try:
         import pynvml  # nvidia-ml-py
@@ -256,10 +376,13 @@ def _nvml_read(pynvml: Any, handle: Any) -> dict[str, Any]:
 
 def _nvml_static(pynvml: Any, handle: Any) -> dict[str, Any]:
     found: dict[str, Any] = {}
-    for key, call in (("driver", lambda: pynvml.nvmlSystemGetDriverVersion()),
-                      ("max_sm_clock_mhz", lambda: pynvml.nvmlDeviceGetMaxClockInfo(handle, pynvml.NVML_CLOCK_SM)),
-                      ("max_mem_clock_mhz", lambda: pynvml.nvmlDeviceGetMaxClockInfo(handle, pynvml.NVML_CLOCK_MEM)),
-                      ("power_limit_mw", lambda: pynvml.nvmlDeviceGetEnforcedPowerLimit(handle))):
+    readings: tuple[tuple[str, Callable[[], Any]], ...] = (
+        ("driver", lambda: pynvml.nvmlSystemGetDriverVersion()),
+        ("max_sm_clock_mhz", lambda: pynvml.nvmlDeviceGetMaxClockInfo(handle, pynvml.NVML_CLOCK_SM)),
+        ("max_mem_clock_mhz", lambda: pynvml.nvmlDeviceGetMaxClockInfo(handle, pynvml.NVML_CLOCK_MEM)),
+        ("power_limit_mw", lambda: pynvml.nvmlDeviceGetEnforcedPowerLimit(handle)),
+    )
+    for key, call in readings:
         try:
             value = call()
             found[key] = value.decode() if isinstance(value, bytes) else value

@@ -56,7 +56,7 @@ def relative(path: Path) -> str:
 
 
 def base(function: str) -> str:
-    from pytest_dcuopt.isa.sass import base_name
+    from pytest_dcuopt.isa.symbols import base_name
 
     return base_name(function)
 

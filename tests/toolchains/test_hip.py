@@ -17,15 +17,14 @@ from pytest_dcuopt.toolchains import Capability
 from pytest_dcuopt.toolchains.cache import BuildCache
 from pytest_dcuopt.toolchains.hip import (
     COMPILE_ARCH_ENV,
-    DCCOBJDUMP_ENV,
     HIPCC_ENV,
-    LLVM_OBJDUMP_ENV,
     HipToolchain,
     UnsupportedArch,
     ck_tile_flags,
     gfx_entries,
     is_hygon,
 )
+from pytest_dcuopt.toolchains.hip_tools import DCCOBJDUMP_ENV, LLVM_OBJDUMP_ENV
 from tests.conftest import DATA, KERNELS
 from tests.context import skip_if_no_hipcc, skip_if_no_llvm_objdump
 

@@ -12,24 +12,23 @@ import math
 
 import pytest
 
+from pytest_dcuopt.timing.backend import FALLBACK_L2_BYTES, DeviceBackend, choose_flush_mode, flush_bytes_for
+from pytest_dcuopt.timing.bracket import Hiding, delay_for, late_mask
 from pytest_dcuopt.timing.device import (
-    CALIBRATION_BATCH,
-    FALLBACK_L2_BYTES,
     MAX_ROTATION_SETS,
-    bracket_offset,
-    choose_flush_mode,
-    choose_offset_mode,
     chunk_size_for,
-    delay_for,
-    describe_samples,
-    flush_bytes_for,
     hot_batch_for,
-    late_mask,
     measure_device,
     rotation_sets,
-    seed_method,
+)
+from pytest_dcuopt.timing.offset import (
+    CALIBRATION_BATCH,
+    bracket_offset,
+    choose_offset_mode,
+    event_offset,
     split_activities,
 )
+from pytest_dcuopt.timing.side import describe_samples, seed_method
 from pytest_dcuopt.timing.policy import TimingPolicy
 
 US = 1e-6
@@ -61,7 +60,7 @@ class SimEvent:
         return (end.at - self.at) * 1e3
 
 
-class SimGpu:
+class SimGpu(DeviceBackend):
     """One stream. `kernel()` is the C ABI call: host cost, then the kernel is queued."""
 
     timer = "simulated events"
@@ -373,8 +372,6 @@ def test_split_activities() -> None:
 
 
 def test_no_correction_for_samples_no_longer_than_the_bracket() -> None:
-    from pytest_dcuopt.timing.device import Hiding, event_offset
-
     gpu = SimGpu(bracket_s=0.7 * US, event_s=1.3 * US)
     hiding = Hiding(True, gpu.cycles_per_s, 50 * US)
     found = event_offset(gpu.kernel, gpu, hiding, [1.5 * US, 3 * US], POLICY, gpu.clock)

@@ -4,14 +4,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from pytest_dcuopt.isa.sass import (
-    base_name,
-    demangle,
     instructions,
     parse_ptxas_verbose,
     parse_resource_usage,
-    rename,
     split_sass,
 )
+from pytest_dcuopt.isa.symbols import base_name, demangle, rename
 from tests.context import skip_if_no_cxxfilt
 
 DATA = Path(__file__).parent.parent / "data" / "sass"

@@ -55,18 +55,20 @@ def cmd_measure(args: argparse.Namespace) -> None:
 
     import torch
 
-    from pytest_dcuopt.timing import device as timing
+    from pytest_dcuopt.timing.bracket import Hiding
+    from pytest_dcuopt.timing.device import measure_device
+    from pytest_dcuopt.timing.offset import calibrate_offset
 
     result: dict[str, Any] = {}
     runtime = None
     raw_policy = replace(policy(0.5), event_offset="none")  # raw event times; the profiler is run explicitly below
 
     def record(label: str, launch: Callable[[], Any], backend: Any, nbytes: int = 0) -> None:
-        samples = timing.measure_device([launch], raw_policy, backend, nbytes)
+        samples = measure_device([launch], raw_policy, backend, nbytes)
         raw = statistics.median(samples.seconds)
-        hiding = timing.Hiding(True, samples.extra["launch_hiding"]["cycles_per_us"] * 1e6,
-                               samples.extra["launch_hiding"]["delay_us"] * 1e-6)
-        offset = timing.calibrate_offset(launch, backend, hiding, raw, samples=40)
+        hiding = Hiding(True, samples.extra["launch_hiding"]["cycles_per_us"] * 1e6,
+                        samples.extra["launch_hiding"]["delay_us"] * 1e-6)
+        offset = calibrate_offset(launch, backend, hiding, raw, samples=40)
         result[label] = {"raw_event_median_us": raw * 1e6, "raw_min_us": min(samples.seconds) * 1e6,
                          "n": len(samples.seconds), "hot_us": samples.extra["hot"]["median_ms"] * 1e3,
                          "profiler": offset.to_json()}
@@ -93,17 +95,19 @@ def cmd_calibrate(args: argparse.Namespace) -> None:
 
     import torch
 
-    from pytest_dcuopt.timing import device as timing
+    from pytest_dcuopt.timing.bracket import calibrate_hiding, host_launch_seconds
+    from pytest_dcuopt.timing.offset import CALIBRATION_BATCH, bracketed_samples, calibrate_bracket
+    from pytest_dcuopt.toolchains.torch_runtime import TorchBackend
 
     reps = []
     for _ in range(args.reps):
-        backend = timing.TorchBackend(torch, torch.device("cuda"))
+        backend = TorchBackend(torch, torch.device("cuda"))
         launch = backend.tiny_kernel
-        host = timing.host_launch_seconds(launch, backend, time.perf_counter)
-        hiding = timing._calibrate(backend, host)
-        raw = {count: timing.bracketed_samples(backend, launch, count, hiding, host, time.perf_counter, args.samples)
-               for count in (0, 1, 2, timing.CALIBRATION_BATCH)}
-        offset = timing.calibrate_bracket(backend, hiding, time.perf_counter)
+        host = host_launch_seconds(launch, backend, time.perf_counter)
+        hiding = calibrate_hiding(backend, host)
+        raw = {count: bracketed_samples(backend, launch, count, hiding, host, time.perf_counter, args.samples)
+               for count in (0, 1, 2, CALIBRATION_BATCH)}
+        offset = calibrate_bracket(backend, hiding, time.perf_counter)
         reps.append({"offset": offset.to_json(), "raw_us": {c: [t * 1e6 for t in v] for c, v in raw.items()}})
         print(json.dumps({k: v for k, v in offset.to_json().items() if k != "what"}), flush=True)
         del backend
@@ -124,7 +128,7 @@ def cmd_spread(args: argparse.Namespace) -> None:
 
     import torch
 
-    from pytest_dcuopt.timing import device as timing
+    from pytest_dcuopt.timing.bracket import Marks, calibrate_hiding, host_launch_seconds, queue_bracket, settle
 
     result: dict[str, Any] = {"harness": {}, "windows": {}}
     runtime = None
@@ -137,19 +141,19 @@ def cmd_spread(args: argparse.Namespace) -> None:
                                            "raw_us": offset["raw_event_median_ms"] * 1e3,
                                            "offset_us": offset.get("offset_us"), "reused": offset.get("reused", False)}
         backend = runtime.backend()
-        host = timing.host_launch_seconds(loaded.binding.launch, backend, time.perf_counter)
-        hiding = timing._calibrate(backend, host)
+        host = host_launch_seconds(loaded.binding.launch, backend, time.perf_counter)
+        hiding = calibrate_hiding(backend, host)
         hiding.delay_s = max(hiding.delay_s, 200e-6)  # every bracket on time: no late samples to drop
         windows = []
         for _ in range(6):
-            marks: list[Any] = []
+            marks: Marks = []
             spans: list[float] = []
             for _ in range(60):
                 for body in (loaded.binding.launch, backend.tiny_kernel):
                     backend.flush()
-                    timing._bracket(backend, body, hiding, time.perf_counter, marks, spans)
+                    queue_bracket(backend, body, hiding, time.perf_counter, marks, spans)
             backend.synchronize()
-            times, late = timing._settle(marks, spans, hiding, 1)
+            times, late = settle(marks, spans, hiding, 1)
             kernel = [t for i, (t, bad) in enumerate(zip(times, late)) if i % 2 == 0 and not bad]
             tiny = [t for i, (t, bad) in enumerate(zip(times, late)) if i % 2 == 1 and not bad]
             if kernel and tiny:

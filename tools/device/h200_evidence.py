@@ -76,7 +76,7 @@ class Loaded:
     def __init__(self, target: Target, cache_dir: Path, runtime: Any = None) -> None:
         from pytest_dcuopt.case.buffers import resolve_shapes
         from pytest_dcuopt.case.cabi import parse_solve_signature
-        from pytest_dcuopt.case.model import load_reference
+        from pytest_dcuopt.case.reference import load_reference
         from pytest_dcuopt.toolchains.binding import BindSpec
         from pytest_dcuopt.toolchains.cache import BuildCache
         from pytest_dcuopt.toolchains.cuda import CudaToolchain
@@ -233,7 +233,8 @@ def render_fidelity(rows: list[dict[str, Any]]) -> str:
 def cmd_extras(args: argparse.Namespace) -> None:
     import torch
 
-    from pytest_dcuopt.timing.device import TorchBackend, measure_device
+    from pytest_dcuopt.timing.device import measure_device
+    from pytest_dcuopt.toolchains.torch_runtime import TorchBackend
 
     result: dict[str, Any] = {"sweep": {}, "flush_modes": {}}
     runtime = None
@@ -271,7 +272,8 @@ def near_limit(state_path: Path, cache: Path, runtime: Any) -> dict[str, Any]:
     """The fastest vector_add branch of the suite at N = 2^28 against a device-to-device copy, same run."""
     import torch
 
-    from pytest_dcuopt.timing.device import TorchBackend, measure_device
+    from pytest_dcuopt.timing.device import measure_device
+    from pytest_dcuopt.toolchains.torch_runtime import TorchBackend
 
     branches = [(record["timing"]["median_ms"], branch, record) for case, branch, record in suite_branches(state_path)
                 if case == "vector_add"]

@@ -1,0 +1,79 @@
+"""What device timing needs from a runtime: the `DeviceBackend` protocol, and how big its L2 flush is.
+
+A backend queues work on the stream the kernel uses: timing events, a delay kernel, an L2 flush and
+(optionally) the runtime's smallest kernel and a profiler hook. `toolchains.torch_runtime.TorchBackend`
+implements it over `torch.cuda` (CUDA or ROCm builds of torch alike); the unit tests simulate one.
+"""
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from .offset import Offset
+
+FLUSH_ENV = "DCUOPT_L2_FLUSH"  # read (default) | write | none
+FLUSH_MODES = ("read", "write", "none")
+FLUSH_FACTOR = 2.0  # flush buffer = this x L2
+FALLBACK_L2_BYTES = 128 * 1024 * 1024  # when the L2 size cannot be read: flush 256 MiB (Triton's size)
+
+
+class Event(Protocol):
+    def record(self) -> None: ...
+
+    def elapsed_time(self, end: Any) -> float: ...  # milliseconds, like torch.cuda.Event
+
+
+class DeviceBackend(Protocol):
+    """What device timing needs from a runtime.
+
+    Subclass it to inherit the defaults of the optional members: no tiny kernel, no profiler, and no
+    caches (every measurement then calibrates the bracket again).
+    """
+
+    timer: str  # e.g. "cuda events"
+    l2_bytes: int
+    l2_source: str
+    # Per-process caches of the bracket-cost calibrations (see timing.offset); None: calibrate every time.
+    offset_cache: dict[int, tuple[Any, Offset]] | None = None  # id(bound call) -> (weakref to it, Offset)
+    bracket_cache: dict[str, Offset] | None = None  # "offset" -> Offset (the cost does not depend on the kernel)
+
+    def event(self) -> Event: ...
+
+    def synchronize(self) -> None: ...
+
+    def sleep(self, cycles: int) -> bool: ...  # enqueue a delay kernel; False when unsupported
+
+    def flush(self) -> None: ...
+
+    def flush_info(self) -> dict[str, Any]: ...
+
+    def telemetry(self) -> dict[str, Any]: ...
+
+    def tiny_kernel(self) -> bool:
+        """Enqueue the runtime's smallest kernel; False when it has none."""
+        return False
+
+    def profile_device(self, body: Callable[[], Any]) -> list[tuple[str, float]] | None:
+        """[(name, seconds)] of every device activity `body` queues, in start order; None when this runtime
+        cannot record device activity."""
+        return None
+
+
+def choose_flush_mode(chosen: str | None = "") -> str:
+    """The L2 flush before cold samples: `chosen` (--dcuopt-l2-flush), else $DCUOPT_L2_FLUSH, else read."""
+    mode = (chosen or os.environ.get(FLUSH_ENV, "")).strip().lower() or "read"
+    if mode not in FLUSH_MODES:
+        raise ValueError(f"L2 flush {mode!r} is not a flush mode; use one of {', '.join(FLUSH_MODES)} "
+                         "(read: clean cold L2, the default; write: nvbench-style memset; none: no flush), via "
+                         f"--dcuopt-l2-flush or ${FLUSH_ENV}")
+    return mode
+
+
+def flush_bytes_for(l2_bytes: int | None) -> tuple[int, str]:
+    """Bytes to stream through before a cold sample, and where the L2 size came from."""
+    if l2_bytes and l2_bytes > 0:
+        return int(FLUSH_FACTOR * l2_bytes), f"{FLUSH_FACTOR:g} x the device's L2 ({l2_bytes} bytes)"
+    return int(FLUSH_FACTOR * FALLBACK_L2_BYTES), (f"L2 size unreadable: fallback {FLUSH_FACTOR:g} x "
+                                                    f"{FALLBACK_L2_BYTES // 2**20} MiB")

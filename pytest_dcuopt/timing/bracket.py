@@ -1,0 +1,138 @@
+"""One bracketed sample: a delay kernel hides the host's launch cost, an event pair times the body.
+
+Each sample queues, on the kernel's stream: a pre event, the delay kernel (`torch.cuda._sleep`), the
+start event, the body (one call, or a batch), the end event. The whole sample is queued while the
+delay runs, so ctypes/launch latency stays outside the timed window. A sample whose host-side queueing
+took longer than the delay ran on the GPU (pre event to start event) may have let the GPU idle inside
+the window: it is late, and dropped by the caller; when over a quarter of a chunk is late the delay
+is doubled.
+"""
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .backend import DeviceBackend, Event
+from .policy import significant
+
+MIN_DELAY_S = 20e-6
+MAX_DELAY_S = 5e-3
+LATE_MARGIN = 0.9  # a sample is clean when its host queueing took under this fraction of the delay
+OVERHEAD_CALLS = 20
+
+#: (pre, start, end) events of each queued sample.
+Marks = list[tuple[Event, Event, Event]]
+
+
+@dataclass
+class Hiding:
+    """The delay kernel that hides host launch latency."""
+
+    supported: bool
+    cycles_per_s: float = 0.0
+    delay_s: float = 0.0
+    expected_gap_s: float = 0.0  # measured duration of the delay on the GPU
+    adjustments: int = 0
+
+    def cycles(self, delay_s: float | None = None) -> int:
+        return int((self.delay_s if delay_s is None else delay_s) * self.cycles_per_s)
+
+    def to_json(self) -> dict[str, Any]:
+        if not self.supported:
+            return {"method": "none: the runtime has no delay kernel, so host launch latency is NOT hidden"}
+        return {"method": "delay kernel before the start event (torch.cuda._sleep)",
+                "delay_us": significant(self.delay_s * 1e6),
+                "measured_delay_us": significant(self.expected_gap_s * 1e6),
+                "cycles_per_us": significant(self.cycles_per_s * 1e-6), "doubled": self.adjustments}
+
+
+def delay_for(host_seconds: Sequence[float], calls: int = 1, floor_s: float = MIN_DELAY_S) -> float:
+    """A delay long enough for the host to queue `calls` launches plus the events behind it."""
+    if not host_seconds:
+        return floor_s
+    ordered = sorted(host_seconds)
+    p90 = ordered[min(len(ordered) - 1, int(0.9 * len(ordered)))]
+    return float(min(MAX_DELAY_S, max(floor_s, 2.0 * calls * p90 + 10e-6)))
+
+
+def late_mask(host_spans: Sequence[float], delay_on_gpu_s: float) -> list[bool]:
+    """True where the host took so long to queue start event, launch(es) and end event that the delay
+    kernel (which ran `delay_on_gpu_s` on the GPU) may have finished first, letting the GPU idle in the window."""
+    limit = delay_on_gpu_s * LATE_MARGIN
+    return [span > limit for span in host_spans]
+
+
+def host_launch_seconds(launch: Callable[[], Any], backend: DeviceBackend, clock: Callable[[], float],
+                        calls: int = OVERHEAD_CALLS) -> list[float]:
+    """Host time of one `launch()` (ctypes + driver enqueue + error check), with the GPU held busy."""
+    backend.synchronize()
+    backend.sleep(int(2e-3 * 1e9))  # ~1 ms+ at any clock: the queue never blocks the host here
+    seconds = []
+    for _ in range(calls):
+        begin = clock()
+        launch()
+        seconds.append(clock() - begin)
+    backend.synchronize()
+    return seconds
+
+
+def calibrate_hiding(backend: DeviceBackend, host: Sequence[float]) -> Hiding:
+    """Measure the delay kernel's cycles per second; pick a delay that covers queueing one sample
+    (`host`: seconds per launch, from `host_launch_seconds`)."""
+    backend.synchronize()
+    probe_cycles = 200_000
+    marks = []
+    for _ in range(5):
+        start, end = backend.event(), backend.event()
+        start.record()
+        if not backend.sleep(probe_cycles):
+            return Hiding(False)
+        end.record()
+        marks.append((start, end))
+    backend.synchronize()
+    durations = sorted(s.elapsed_time(e) * 1e-3 for s, e in marks)
+    rate = probe_cycles / statistics.median(durations) if durations[0] > 0 else 1e9
+    return Hiding(True, cycles_per_s=rate, delay_s=delay_for(host))
+
+
+def queue_bracket(backend: DeviceBackend, body: Callable[[], Any], hiding: Hiding, clock: Callable[[], float],
+                  marks: Marks, spans: list[float]) -> None:
+    """Queue one sample: pre event, delay kernel (hides the host's launch cost), start event, body, end event.
+    Appends its events to `marks` and its host queueing time to `spans`; read them with `settle` after a
+    synchronize."""
+    pre, begin, end = backend.event(), backend.event(), backend.event()
+    pre.record()
+    queued = clock()
+    if hiding.supported:
+        backend.sleep(hiding.cycles())
+    begin.record()
+    body()
+    end.record()
+    spans.append(clock() - queued)
+    marks.append((pre, begin, end))
+
+
+def settle(marks: Marks, spans: list[float], hiding: Hiding, batch: int) -> tuple[list[float], list[bool]]:
+    """Per-call seconds of a synchronized chunk of `queue_bracket` samples (`batch` calls in each), and which
+    samples were late (see `late_mask`). Updates `hiding` with the delay's measured duration on the GPU."""
+    gaps = [p.elapsed_time(b) * 1e-3 for p, b, _ in marks]
+    times = [b.elapsed_time(e) * 1e-3 / batch for _, b, e in marks]
+    return times, _judge(gaps, spans, hiding)
+
+
+def _judge(gaps: list[float], spans: list[float], hiding: Hiding) -> list[bool]:
+    """Mark late samples (see `late_mask`); the shortest pre-event-to-start-event gap is the delay's own
+    duration on the GPU; when over a quarter of a chunk is late, the delay is doubled."""
+    if not hiding.supported:
+        return [False] * len(gaps)
+    if hiding.expected_gap_s <= 0:
+        hiding.expected_gap_s = min(gaps)
+    hiding.expected_gap_s = min(hiding.expected_gap_s, min(gaps))
+    late = late_mask(spans, hiding.expected_gap_s)
+    if sum(late) > len(late) // 4 and hiding.delay_s < MAX_DELAY_S:
+        hiding.delay_s = min(MAX_DELAY_S, hiding.delay_s * 2)
+        hiding.expected_gap_s = 0.0  # re-learn the (longer) delay's duration
+        hiding.adjustments += 1
+    return late
