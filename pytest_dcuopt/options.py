@@ -31,7 +31,10 @@ INTERLEAVE_OPTION = "--dcuopt-interleave"
 L2_FLUSH_OPTION = "--dcuopt-l2-flush"
 EVENT_OFFSET_OPTION = "--dcuopt-event-offset"
 
-DEFAULT_RUN_ROOT = ".dcuopt/runs"
+HOME_NAME = ".dcuopt"  # runs/, build-cache/ and logs/ go in here
+DEFAULT_RUN_ROOT = f"{HOME_NAME}/runs"
+HOME_RULE = ("the rootdir when pytest found a config file (pytest.ini, pyproject.toml, tox.ini, setup.cfg) or was "
+             "given --rootdir, else the directory pytest was run from")
 
 
 def parse_positive_float(text: str) -> float:
@@ -84,10 +87,12 @@ def add_options(parser: pytest.Parser) -> None:
     group.addoption(FLAGS_OPTION, metavar="FLAGS", default="",
                     help="Extra compiler flags appended to every build, space separated. Default: none")
     group.addoption(RUN_DIR_OPTION, metavar="DIR", default=None,
-                    help=f"Where state.json and summary.md are written. Default: {DEFAULT_RUN_ROOT}/run_<timestamp> "
-                         "under the rootdir, with a `latest` link beside it")
+                    help=f"Where state.json and summary.md are written (the end of the run prints the path). "
+                         f"Default: {DEFAULT_RUN_ROOT}/run_<timestamp>_<pid> in {HOME_RULE}, with a `latest` link "
+                         "beside it")
     group.addoption(CACHE_DIR_OPTION, metavar="DIR", default=None,
-                    help="Build cache (keyed by source, flags, compiler and arch). Default: .dcuopt/build-cache")
+                    help=f"Build cache (keyed by source, flags, compiler and arch). Default: {HOME_NAME}/build-cache "
+                         "in the same directory as the run dir's default. Nothing is created unless a kernel is built")
     group.addoption(TIMEOUT_OPTION, metavar="SECONDS", type=parse_positive_float, default=60.0,
                     help="Per kernel call: a call that runs longer is killed and fails its branch. Default: 60")
     group.addoption(EXAMPLES_OPTION, metavar="N", type=parse_positive_int, default=None,
@@ -143,7 +148,7 @@ class Options:
     @classmethod
     def from_config(cls, config: pytest.Config) -> Options:
         get = config.getoption
-        root = config.rootpath
+        root = default_home(config)
         stamp = time.strftime("%Y%m%d_%H%M%S")
         run_dir = Path(get(RUN_DIR_OPTION) or root / DEFAULT_RUN_ROOT / f"run_{stamp}_{_pid()}")
         if get(SEED_OPTION) is not None and get(DIMS_OPTION) is None:
@@ -155,8 +160,9 @@ class Options:
                               event_offset=get(EVENT_OFFSET_OPTION))
         return cls(
             backends=get(BACKEND_OPTION), arch=get(ARCH_OPTION), extra_flags=tuple(get(FLAGS_OPTION).split()),
-            run_dir=run_dir.resolve(), cache_dir=Path(get(CACHE_DIR_OPTION) or root / ".dcuopt/build-cache").resolve(),
-            log_dir=(root / ".dcuopt/logs").resolve(), timeout_s=get(TIMEOUT_OPTION), examples=get(EXAMPLES_OPTION),
+            run_dir=run_dir.resolve(),
+            cache_dir=Path(get(CACHE_DIR_OPTION) or root / HOME_NAME / "build-cache").resolve(),
+            log_dir=(root / HOME_NAME / "logs").resolve(), timeout_s=get(TIMEOUT_OPTION), examples=get(EXAMPLES_OPTION),
             hypothesis_profile=get(PROFILE_OPTION), replay_dims=get(DIMS_OPTION), replay_seed=get(SEED_OPTION),
             policy=policy, interleave_rounds=max(0, get(INTERLEAVE_OPTION)),
         )
@@ -164,7 +170,19 @@ class Options:
     def to_json(self) -> dict[str, Any]:
         return {"backends": list(self.backends), "arch": self.arch, "extra_flags": list(self.extra_flags),
                 "timeout_s": self.timeout_s, "examples": self.examples, "hypothesis_profile": self.hypothesis_profile,
-                "timing": self.policy.to_json(), "interleave_rounds": self.interleave_rounds, "cache_dir": str(self.cache_dir)}
+                "timing": self.policy.to_json(), "interleave_rounds": self.interleave_rounds,
+                "cache_dir": str(self.cache_dir)}
+
+
+def default_home(config: pytest.Config) -> Path:
+    """The directory whose .dcuopt/ holds the default run, cache and log dirs.
+
+    pytest's rootdir without a config file is only the common ancestor of the arguments (or an
+    ancestor with a setup.py), which is not where a user who ran `pytest cases/mycase` looks.
+    """
+    if config.inipath is not None or config.getoption("rootdir", None):
+        return config.rootpath
+    return config.invocation_params.dir
 
 
 def _pid() -> int:

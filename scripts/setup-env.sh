@@ -25,13 +25,21 @@ fi
 
 python=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then
+  echo "setup-env: creating the virtual environment .venv ($("$python" --version 2>&1))"
   "$python" -m venv .venv
 fi
 stamp=.venv/.dcuopt-installed
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ scripts/requirements.txt -nt "$stamp" ]; then
+  # Each step says what it does: the whole install takes a minute or more on a fresh machine.
+  echo "setup-env: [1/3] upgrading pip in .venv"
   .venv/bin/python -m pip install -q --upgrade pip
   # torch is pinned: a bare "torch" pulls a multi-GB CUDA build; 2.13.0 resolves to the CPU build here.
-  .venv/bin/python -m pip install -q -r scripts/requirements.txt
-  .venv/bin/python -m pip install -q -e .
+  echo "setup-env: [2/3] installing the Python packages of scripts/requirements.txt (torch CPU build, pytest, hypothesis, ...)"
+  .venv/bin/python -m pip install --progress-bar on -r scripts/requirements.txt
+  echo "setup-env: [3/3] installing pytest_dcuopt itself (editable: pip install -e .)"
+  .venv/bin/python -m pip install --progress-bar on -e .
   touch "$stamp"
+  echo "setup-env: done; run \`source .venv/bin/activate\` to use pytest directly, or call .venv/bin/python -m pytest"
+else
+  echo "setup-env: .venv is up to date (delete $stamp to reinstall)"
 fi

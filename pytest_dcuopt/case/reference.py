@@ -3,10 +3,13 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import inspect
+import math
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from ..errors import CaseError
 from .buffers import Domain
@@ -31,11 +34,22 @@ class Reference:
         seconds = median_ms / 1e3
         found: dict[str, float] = {}
         if self.flops is not None and seconds > 0:
-            found["gflops"] = float(self.flops(**dims)) / seconds / 1e9
+            found["gflops"] = float(call_with_declared_dims(self.flops, dims)) / seconds / 1e9
         if self.bytes_moved is not None and seconds > 0:
-            found["gbps"] = float(self.bytes_moved(**dims)) / seconds / 1e9
+            found["gbps"] = float(call_with_declared_dims(self.bytes_moved, dims)) / seconds / 1e9
         return found
 
+
+def call_with_declared_dims(function: Callable[..., float], dims: Mapping[str, Any]) -> float:
+    """Call `flops(N)` / `bytes_moved(N)` with the dims it declares (all of them if it takes **kwargs).
+
+    dims.json may hold more than a function needs (e.g. a float `alpha`); passing everything would raise
+    TypeError after the timing was already spent.
+    """
+    parameters = inspect.signature(function).parameters.values()
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
+        return function(**dims)
+    return function(**{p.name: dims[p.name] for p in parameters if p.name in dims})
 
 
 _REF_MODULES: dict[tuple[Path, int], ModuleType] = {}
@@ -70,23 +84,48 @@ def load_reference(path: Path, dims: Mapping[str, Any]) -> Reference:
         path=path, module=module, function=function,
         atol=_optional_float(module, "atol", path), rtol=_optional_float(module, "rtol", path),
         shapes=_shapes(module, path), dim_ranges=_dim_ranges(module, dims, path), inputs=_inputs(module, path),
-        flops=_optional_callable(module, "flops", path), bytes_moved=_optional_callable(module, "bytes_moved", path),
+        flops=_dims_function(module, "flops", dims, path),
+        bytes_moved=_dims_function(module, "bytes_moved", dims, path),
     )
 
 
 def _optional_float(module: ModuleType, name: str, path: Path) -> float | None:
+    """A tolerance: a finite number >= 0. NaN fails every comparison, inf passes every one: both are refused."""
     value = getattr(module, name, None)
     if value is None:
         return None
-    if not isinstance(value, (int, float)) or value < 0:
-        raise CaseError(f"{path}: `{name} = {value!r}` must be a non-negative number.")
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise CaseError(f"{path}: `{name} = {value!r}` is a {type(value).__name__}; a tolerance must be a finite, "
+                        f"non-negative number, e.g. `{name} = 1e-5`.")
+    if not math.isfinite(value):
+        effect = "lets every value pass" if value > 0 else "fails every comparison"  # nan > 0 is False
+        raise CaseError(f"{path}: `{name} = {value!r}` is not a finite number, so it {effect}. Give a finite, "
+                        f"non-negative tolerance, e.g. `{name} = 1e-5`, or remove it for the dtype's default.")
+    if value < 0:
+        raise CaseError(f"{path}: `{name} = {value!r}` is negative; a tolerance must be a finite, non-negative "
+                        f"number, e.g. `{name} = 1e-5`.")
     return float(value)
 
 
-def _optional_callable(module: ModuleType, name: str, path: Path) -> Callable[..., float] | None:
+def _dims_function(module: ModuleType, name: str, dims: Mapping[str, Any], path: Path) -> Callable[..., float] | None:
+    """`flops` / `bytes_moved`: a function whose named parameters are all dims (checked now, not after timing)."""
     value = getattr(module, name, None)
-    if value is not None and not callable(value):
+    if value is None:
+        return None
+    if not callable(value):
         raise CaseError(f"{path}: `{name}` must be a function of the dims, e.g. `def {name}(N): return 3 * 4 * N`.")
+    try:
+        parameters = inspect.signature(value).parameters.values()
+    except (TypeError, ValueError) as exc:
+        raise CaseError(f"{path}: cannot read the parameters of `{name}` ({exc}); define it with `def`, e.g. "
+                        f"`def {name}(N): return 3 * 4 * N`.") from exc
+    named = [p.name for p in parameters if p.kind not in (inspect.Parameter.VAR_POSITIONAL,
+                                                          inspect.Parameter.VAR_KEYWORD)]
+    unknown = [n for n in named if n not in dims]
+    if unknown:
+        raise CaseError(f"{path}: `{name}({', '.join(named)})` takes {', '.join(repr(n) for n in unknown)}, which "
+                        f"{'is' if len(unknown) == 1 else 'are'} not in dims.json (dims: {sorted(dims)}). It is called "
+                        "with the dims it names: rename the parameter to a dim or add the dim to dims.json.")
     return value
 
 

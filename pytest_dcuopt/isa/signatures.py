@@ -1,8 +1,12 @@
-"""The ISA signature registry (references/isa_signatures.json): expected instructions per method and family.
+"""The ISA signature registry (isa_signatures.json): expected instructions per method and family.
 
 `load()` validates the file against its JSON schema and compiles every pattern once; a bad
 file is a `SignatureFileError` that names the file, the entry and the fix. The path is
-`$DCUOPT_ISA_SIGNATURES` when set, else the project's references/isa_signatures.json.
+`$DCUOPT_ISA_SIGNATURES` when set, else the copy shipped inside the package
+(pytest_dcuopt/isa/data/, package data, so a wheel install has it too).
+
+The packaged copy is the one the plugin reads; the project's references/ folder keeps a
+byte-for-byte copy for people (tests/unit/test_newcomer_signature_copies.py keeps them equal).
 """
 from __future__ import annotations
 
@@ -10,16 +14,21 @@ import functools
 import json
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from ..errors import DcuOptError
 
 SIGNATURES_ENV = "DCUOPT_ISA_SIGNATURES"
-REFERENCES = Path(__file__).resolve().parents[2] / "references"
-DEFAULT_PATH = REFERENCES / "isa_signatures.json"
-SCHEMA_PATH = REFERENCES / "isa_signatures.schema.json"
+SIGNATURES_NAME = "isa_signatures.json"
+SCHEMA_NAME = "isa_signatures.schema.json"
+# Package data, found through importlib.resources (never relative to a source checkout).
+PACKAGED_DATA = resources.files(__package__ or "pytest_dcuopt.isa") / "data"
+DEFAULT_PATH = Path(str(PACKAGED_DATA / SIGNATURES_NAME))
+SCHEMA_PATH = Path(str(PACKAGED_DATA / SCHEMA_NAME))
 PATTERN_FLAGS = re.IGNORECASE
 
 
@@ -54,7 +63,8 @@ class Registry:
 
     def method(self, method_id: str) -> MethodSignature:
         if method_id not in self.methods:
-            raise KeyError(f"unknown method id {method_id!r}; {self.path.name} defines: {', '.join(sorted(self.methods))}")
+            raise KeyError(f"unknown method id {method_id!r}; {self.path.name} defines: "
+                           f"{', '.join(sorted(self.methods))}")
         return self.methods[method_id]
 
     def pattern_set(self, name: str, family: str) -> tuple[str, ...]:
@@ -87,12 +97,13 @@ def _load(path_text: str) -> Registry:
     try:
         data = json.loads(path.read_text())
     except (OSError, json.JSONDecodeError) as exc:
-        raise SignatureFileError(f"cannot read the ISA signature registry {path}: {exc}. It ships in the project's "
-                                 f"references/ folder; point ${SIGNATURES_ENV} at a copy if pytest_dcuopt was "
-                                 "installed without it.") from exc
+        raise SignatureFileError(f"cannot read the ISA signature registry {path}: {exc}. It ships inside the package "
+                                 f"(pytest_dcuopt/isa/data/{SIGNATURES_NAME}); reinstall pytest_dcuopt, or point "
+                                 f"${SIGNATURES_ENV} at a valid copy.") from exc
     _validate(data, path)
     methods = {mid: _method(mid, entry) for mid, entry in data["methods"].items()}
-    sets = {name: {fam: tuple(p) for fam, p in entry["families"].items()} for name, entry in data["pattern_sets"].items()}
+    sets = {name: {fam: tuple(p) for fam, p in entry["families"].items()}
+            for name, entry in data["pattern_sets"].items()}
     registry = Registry(path, methods, sets)
     for where, family, pattern in registry.all_patterns():
         try:
@@ -106,13 +117,13 @@ def _load(path_text: str) -> Registry:
 def _validate(data: Any, path: Path) -> None:
     import jsonschema
 
-    schema_path = path.with_name("isa_signatures.schema.json")
+    schema_path = path.with_name(SCHEMA_NAME)
     schema = json.loads((schema_path if schema_path.is_file() else SCHEMA_PATH).read_text())
     try:
         jsonschema.validate(data, schema)
     except jsonschema.ValidationError as exc:
         where = "/".join(str(p) for p in exc.absolute_path) or "(top level)"
-        raise SignatureFileError(f"{path} does not follow isa_signatures.schema.json at {where}: {exc.message}") from None
+        raise SignatureFileError(f"{path} does not follow {SCHEMA_NAME} at {where}: {exc.message}") from None
 
 
 def _method(method_id: str, entry: Mapping[str, Any]) -> MethodSignature:

@@ -9,8 +9,9 @@ a summary to the branch's `isa` entry in state.json.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -18,8 +19,8 @@ from ..errors import DcuOptError, ToolchainUnavailable
 from ..isa.checks import FAIL, INCONCLUSIVE, PASS, Verdict, evaluate
 from ..isa.model import FAMILY_COVERS, IsaDump
 from ..isa.spec import IsaMarkError, IsaSpec
+from ..isa.symbols import demangle
 from ..markers import ISA_MARKER
-from ..tool import run_tool, which
 
 if TYPE_CHECKING:
     from ..toolchains.base import Artifact, Toolchain
@@ -134,21 +135,9 @@ def collect_dump(toolchain: Toolchain, artifact: Artifact) -> IsaDump:
         except (DcuOptError, OSError) as exc:
             dump.notes.append(f"resource usage unavailable: {exc}")
     if not dump.demangled:
-        dump.demangled = demangle(list(dump.functions) + list(dump.resources))
+        found = demangle(list(dump.functions) + list(dump.resources))
+        dump.demangled = {mangled: plain for mangled, plain in found.items() if plain != mangled}
     return dump
-
-
-def demangle(symbols: Sequence[str]) -> dict[str, str]:
-    """{mangled: demangled} through c++filt (binutils); names it cannot demangle are left out."""
-    mangled = sorted({s for s in symbols if s.startswith("_Z")})
-    tool = which("c++filt") or which("llvm-cxxfilt")
-    if not mangled or tool is None:
-        return {}
-    result = run_tool([tool], input_text="\n".join(mangled) + "\n", timeout=30)
-    names = result.stdout.splitlines()
-    if not result.ok or len(names) != len(mangled):
-        return {}
-    return {m: d for m, d in zip(mangled, names) if d != m}
 
 
 def record_summary(verdicts: Sequence[Verdict], skipped: Sequence[Mapping[str, Any]], dump: IsaDump) -> dict[str, Any]:

@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Mapping
+import textwrap
+from collections.abc import Mapping
+from typing import Any
 
 
 def _ms(value: Any) -> str:
@@ -19,36 +21,59 @@ def _correct(branch: Mapping[str, Any]) -> str:
     return {True: "pass", False: "FAIL", None: "-"}[branch.get("correct")]
 
 
+HEADERS = ["branch", "correct", "median ms", "IQR ms", "rounds", "A/B ms", "speedup", "beats noise", "GB/s",
+           "GFLOP/s", "ISA"]
+LEGEND = ("`median ms`, `IQR ms`, `rounds`: the branch's own timing run. `A/B ms`: baseline/branch medians of the "
+          "interleaved A/B rounds against the baseline; `speedup` and `beats noise` come from them when they ran "
+          "(else from the two own-run medians), so `speedup` need not equal the ratio of the `median ms` column. "
+          "`beats noise` is `-` when nothing was compared (the branch was never timed, or no baseline was).")
+# Toolchain capabilities (toolchains.base.Capability values); anything else in the field is not one.
+CAPABILITIES = ("run", "compile-only", "unavailable")
+
+
 def branch_rows(toolchain: Mapping[str, Any]) -> list[list[str]]:
     rows = []
     for name, branch in toolchain["branches"].items():
         timing = branch.get("timing") or {}
         tput = branch.get("throughput") or {}
         mark = "*" if branch.get("champion") else ""
-        beats = "yes" if branch.get("beats_baseline") else ("" if name == "baseline" else "no")
         rows.append([
             f"{name}{mark}", _correct(branch), _ms(timing.get("median_ms")), _ms(timing.get("iqr_ms")),
-            str(timing.get("rounds", "-")), _x(branch.get("speedup_vs_baseline")), beats,
+            str(timing.get("rounds", "-")), _ab(timing), _x(branch.get("speedup_vs_baseline")), _beats(name, branch),
             _ms(tput.get("gbps")), _ms(tput.get("gflops")), _isa(branch),
         ])
     return rows
 
 
-HEADERS = ["branch", "correct", "median ms", "IQR ms", "rounds", "speedup", "beats noise", "GB/s", "GFLOP/s", "ISA"]
+def _ab(timing: Mapping[str, Any]) -> str:
+    """The interleaved medians the speedup came from: baseline/branch, or - when no A/B ran."""
+    ab = timing.get("interleaved")
+    if not ab:
+        return "-"
+    return f"{_ms(ab.get('baseline_median_ms'))}/{_ms(ab.get('median_ms'))}"
+
+
+def _beats(name: str, branch: Mapping[str, Any]) -> str:
+    """yes / no against the baseline; `-` when there was no comparison (never timed, or no timed baseline)."""
+    if name == "baseline":
+        return ""
+    if branch.get("beats_baseline"):
+        return "yes"
+    return "no" if branch.get("speedup_vs_baseline") is not None else "-"
 
 
 def _isa(branch: Mapping[str, Any]) -> str:
     """The ISA verdict of the branch's isa marks: pass, FAIL, inconclusive, or - (no marks checked)."""
     isa = branch.get("isa") or {}
-    outcome = isa.get("outcome")
-    return {"pass": "pass", "fail": "FAIL"}.get(outcome, outcome or "-")
+    outcome = str(isa.get("outcome") or "-")
+    return {"pass": "pass", "fail": "FAIL"}.get(outcome, outcome)
 
 
 def _table(rows: list[list[str]]) -> list[str]:
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(HEADERS)]
-    line = "| " + " | ".join(h.ljust(w) for h, w in zip(HEADERS, widths)) + " |"
+    line = "| " + " | ".join(h.ljust(w) for h, w in zip(HEADERS, widths, strict=True)) + " |"
     rule = "|" + "|".join("-" * (w + 2) for w in widths) + "|"
-    body = ["| " + " | ".join(c.ljust(w) for c, w in zip(row, widths)) + " |" for row in rows]
+    body = ["| " + " | ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) + " |" for row in rows]
     return [line, rule, *body]
 
 
@@ -57,11 +82,12 @@ def render_summary(state: Mapping[str, Any]) -> str:
     out = ["# pytest_dcuopt run summary", "",
            f"- run dir: `{state['run_dir']}`", f"- started: {state['created_at']}, finished: {state['finished_at']}",
            f"- machine: {state['machine'].get('cpu', '?')} ({state['machine'].get('host', '?')})",
-           f"- timing: {json.dumps(state['options'].get('timing', {}))}", ""]
+           f"- timing: {timing_text(state)}", ""]
     toolchains = state.get("toolchains", {})
     if toolchains:
         out += ["## Toolchains", ""]
-        out += [f"- `{name}`: {info.get('capability')}: {info.get('reason')}" for name, info in toolchains.items()]
+        out += [f"- `{name}`: {toolchain_capability(state, name) or 'capability not recorded'}: {info.get('reason')}"
+                for name, info in toolchains.items()]
         out.append("")
     for case, data in state["cases"].items():
         for toolchain, result in data["toolchains"].items():
@@ -78,10 +104,54 @@ def render_summary(state: Mapping[str, Any]) -> str:
         out += ["**Warning:** timings were taken while several xdist workers ran at once; they are fit for a "
                 "correctness sweep, not for comparison. Re-run the benchmarks with `-n 0`.", ""]
     out += ["`*` = champion: the fastest correct branch whose median's 95% confidence interval lies wholly below the "
-            "baseline's (\"beats noise\"). `speedup` and `beats noise` come from the interleaved A/B rounds against "
-            "the baseline when they ran (`timing.interleaved`), else from the two separate measurements; the median "
-            "columns are the separate measurements.", ""]
+            "baseline's (\"beats noise\"). " + LEGEND, ""]
     return "\n".join(out)
+
+
+def timing_text(state: Mapping[str, Any]) -> str:
+    """The timing policy as a sentence (options.timing is TimingPolicy.to_json(); fields may be missing)."""
+    options = state.get("options", {})
+    policy = options.get("timing") or {}
+    if not policy:
+        return "not recorded"
+    cold = policy.get("cold", True)
+    parts = ["cold samples (caches flushed before each)" if cold else "hot samples (back-to-back, no flush)"]
+    if "warmup_s" in policy:
+        parts.append(f"warm-up {policy['warmup_s']:g} s")
+    if "min_samples" in policy:
+        parts.append(f"at least {policy['min_samples']} samples")
+    if "target_rel_spread" in policy and "max_time_s" in policy:
+        parts.append(f"stop at {policy['target_rel_spread'] * 100:g}% CI half-width or {policy['max_time_s']:g} s")
+    if _device_timed(state):
+        flush = policy.get("l2_flush") or "from $DCUOPT_L2_FLUSH, default read"
+        offset = policy.get("event_offset") or "from $DCUOPT_EVENT_OFFSET, default calibrated"
+        parts.append((f"GPU L2 flush {flush}, " if cold else "GPU ") + f"event offset {offset}")
+    if options.get("interleave_rounds"):
+        parts.append(f"{options['interleave_rounds']} interleaved A/B rounds against the baseline")
+    return ", ".join(parts)
+
+
+def _device_timed(state: Mapping[str, Any]) -> bool:
+    """Whether any branch was timed with device events (their timing records the event offset)."""
+    return any("event_offset" in (b.get("timing") or {})
+               for data in state.get("cases", {}).values() for result in data["toolchains"].values()
+               for b in result["branches"].values())
+
+
+def toolchain_capability(state: Mapping[str, Any], toolchain: str) -> str | None:
+    """The toolchain's capability (run, compile-only, unavailable), or None when the state does not say.
+
+    The `capability` field is read only when it holds one of the capability values: a toolchain's
+    availability details can overwrite it (cuda's device compute capability, e.g. [9, 0]). When it does,
+    a branch that was checked or timed shows the toolchain ran.
+    """
+    value = state.get("toolchains", {}).get(toolchain, {}).get("capability")
+    if isinstance(value, str) and value in CAPABILITIES:
+        return value
+    ran = any(b.get("correct") is not None or b.get("timing")
+              for data in state.get("cases", {}).values()
+              for b in data["toolchains"].get(toolchain, {}).get("branches", {}).values())
+    return "run" if ran else None
 
 
 def _isa_lines(result: Mapping[str, Any]) -> list[str]:
@@ -92,33 +162,47 @@ def _isa_lines(result: Mapping[str, Any]) -> list[str]:
         if not isa:
             continue
         unmet = [c for v in isa["verdicts"] for c in v["checks"] if not c.startswith("pass")]
-        lines.append(f"- ISA **{name}**: {isa['outcome']} ({isa['family']}, {isa.get('arch') or 'arch unknown'})")
+        lines.append(f"- ISA **{name}**: {isa['outcome']} ({isa['family']}, {isa.get('arch') or 'arch not recorded'})")
         lines += [f"  - {c}" for c in unmet[:8]]
-    return lines + [""] if lines else []
+    return [*lines, ""] if lines else []
 
 
 def _problems(result: Mapping[str, Any]) -> list[str]:
+    """Failures and errors per branch; skipped branches grouped by reason (one line per distinct reason)."""
     lines: list[str] = []
+    skipped: dict[str, list[str]] = {}
     for name, branch in result["branches"].items():
         failure, error = branch.get("failure"), branch.get("error")
         if failure:
             lines += [f"**{name}** is incorrect. Minimal example: dims `{json.dumps(failure['dims'])}`, "
-                      f"seed `{failure['seed']}`.", "", "```", failure["message"].strip(), "```",
-                      f"Reproduce: `{failure['reproduce']}`", ""]
+                      f"seed `{failure['seed']}`.", "", "```", _without_reproduce(failure).strip(), "```"]
+            lines += [f"Reproduce: `{failure['reproduce']}`", ""] if failure.get("reproduce") else [""]
         elif error:
             lines += [f"**{name}** {error['kind']}:", "", "```", error["message"].strip()[:3000], "```", ""]
         elif branch.get("skipped"):
-            lines += [f"**{name}** skipped: {branch['skipped']}", ""]
+            skipped.setdefault(branch["skipped"], []).append(name)
+    for reason, names in skipped.items():
+        lines += [f"{', '.join(f'**{n}**' for n in names)} skipped: {reason}", ""]
     return lines
+
+
+def _without_reproduce(failure: Mapping[str, Any]) -> str:
+    """The failure message without its `reproduce:` line: the summary prints the command once, below it."""
+    message = str(failure["message"])
+    if not failure.get("reproduce"):
+        return message
+    return "\n".join(line for line in message.splitlines() if not line.lstrip().lower().startswith("reproduce:"))
 
 
 def terminal_lines(state: Mapping[str, Any]) -> list[str]:
     lines: list[str] = []
     for case, data in state["cases"].items():
         for toolchain, result in data["toolchains"].items():
-            capability = state.get("toolchains", {}).get(toolchain, {}).get("capability", "run")
-            note = f"  [{capability}: correctness and timing skipped]" if capability != "run" else ""
+            capability = toolchain_capability(state, toolchain)
+            note = f"  [{capability}: correctness and timing skipped]" if capability not in ("run", None) else ""
             lines.append(f"{case} [{toolchain}]  champion: {result.get('champion') or 'none'}"
                          + (f" ({_x(result.get('champion_speedup'))})" if result.get("champion") else "") + note)
             lines += ["  " + row for row in _table(branch_rows(result))]
+    if lines:
+        lines += textwrap.wrap(LEGEND.replace("`", ""), width=118)
     return lines

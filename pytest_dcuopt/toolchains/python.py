@@ -4,11 +4,13 @@ from __future__ import annotations
 import importlib.util
 import sys
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 
+from ..case.buffers import GUARD_ELEMENTS, poison_value
 from ..case.cabi import Param
 from ..errors import CaseError
 from ..timing.host import measure_host
@@ -45,7 +47,8 @@ class PythonToolchain(Toolchain):
         for name in ("setup", "run_kernel"):
             if not callable(getattr(module, name, None)):
                 raise CaseError(f"{artifact.path}: a Python kernel must define `{name}(**kwargs)` "
-                                "(setup(**dims, seed=...) -> {'inputs': {...}, 'outputs': [...]}; run_kernel(**inputs)).")
+                                "(setup(**dims, seed=...) -> {'inputs': {...}, 'outputs': [...]}; "
+                                "run_kernel(**inputs)).")
         return PythonLoaded(module)
 
     def runtime(self) -> Runtime:
@@ -60,8 +63,62 @@ class PythonLoaded:
         return PythonBinding(self.module, spec, runtime)
 
 
+class GuardedOutput:
+    """An output tensor placed at the start of a larger, poisoned allocation, so a write past its end shows.
+
+    The kernel gets a view with the shape and strides setup() gave; GUARD_ELEMENTS poisoned elements follow the
+    view's last element in the same storage (as the C ABI bindings put a guard zone after every buffer).
+    """
+
+    def __init__(self, name: str, original: Any) -> None:
+        import torch
+
+        self.name = name
+        self.extent = _extent(original)  # the guard starts right after the view's last element
+        self.storage = torch.empty(self.extent + GUARD_ELEMENTS, dtype=original.dtype, device=original.device)
+        self.storage.fill_(_poison(original.dtype))
+        self.view = torch.as_strided(self.storage, original.shape, original.stride(), 0)
+        self.view.copy_(original)
+        self.pristine_guard = self.storage[self.extent:].clone()
+
+    def restore_guard(self) -> None:
+        self.storage[self.extent:].copy_(self.pristine_guard)
+
+    def overrun(self) -> str | None:
+        """The problem line when the guard changed (bitwise: NaN poison must compare equal to itself)."""
+        import torch
+
+        now = self.storage[self.extent:].contiguous().view(torch.uint8)
+        changed = torch.nonzero(now != self.pristine_guard.contiguous().view(torch.uint8))
+        if changed.numel() == 0:
+            return None
+        first = int(changed[0, 0]) // self.storage.element_size()
+        return (f"wrote past the end of buffer {self.name!r} ({self.extent} elements): element "
+                f"{self.extent + first} changed")
+
+
+def _extent(tensor: Any) -> int:
+    """Storage elements a tensor's view spans from its first element (strides may leave gaps or repeat)."""
+    if tensor.numel() == 0:
+        return 0
+    return 1 + sum((size - 1) * stride for size, stride in zip(tensor.shape, tensor.stride(), strict=True))
+
+
+def _poison(dtype: Any) -> Any:
+    """The value unwritten elements and guards hold: NaN for floating dtypes, a sentinel for the others."""
+    if dtype.is_floating_point or dtype.is_complex:
+        return float("nan")
+    name = str(dtype).removeprefix("torch.")
+    try:
+        value = poison_value(name)
+    except TypeError:
+        raise CaseError(f"an output tensor has dtype {name}, which the python toolchain cannot poison; use a float, "
+                        "integer or bool tensor for outputs.") from None
+    return value.item() if isinstance(value, np.generic) else value
+
+
 class PythonBinding:
-    """setup() makes the inputs; outputs are NaN-poisoned before every call."""
+    """setup() makes the inputs; outputs are NaN-poisoned before every call and followed by a guard zone."""
 
     def __init__(self, module: Any, spec: BindSpec, runtime: Runtime) -> None:
         import torch
@@ -73,6 +130,15 @@ class PythonBinding:
                             f"it returned {type(made).__name__}")
         self.inputs: dict[str, Any] = dict(made["inputs"])
         self.output_names = list(made["outputs"])
+        missing = [name for name in self.output_names if name not in self.inputs]
+        if missing:
+            raise CaseError(f"setup() lists outputs {missing} that are not in its 'inputs' dict "
+                            f"({sorted(self.inputs)}); "
+                            "every output must be a tensor passed to run_kernel, listed by name in 'outputs'.")
+        # The kernel writes into views of guarded allocations instead of setup()'s own tensors.
+        self.guards = {name: GuardedOutput(name, self.inputs[name]) for name in self.output_names
+                       if isinstance(self.inputs[name], torch.Tensor)}
+        self.inputs.update({name: guard.view for name, guard in self.guards.items()})
         self.pristine = {k: v.clone() if isinstance(v, torch.Tensor) else v for k, v in self.inputs.items()}
         self._run: Callable[..., Any] = module.run_kernel
 
@@ -86,6 +152,8 @@ class PythonBinding:
     def reset(self) -> None:
         import torch
 
+        for guard in self.guards.values():
+            guard.restore_guard()
         for name, value in self.pristine.items():
             if isinstance(value, torch.Tensor):
                 target = self.inputs[name]
@@ -101,7 +169,9 @@ class PythonBinding:
         import torch
 
         self.runtime.synchronize()
-        inputs, outputs, dtypes = {}, {}, {}
+        inputs: dict[str, np.ndarray] = {}
+        outputs: dict[str, np.ndarray] = {}
+        dtypes: dict[str, str] = {}
         for name, value in self.inputs.items():
             if isinstance(value, torch.Tensor):
                 dtypes[name] = str(value.dtype).removeprefix("torch.")
@@ -113,7 +183,8 @@ class PythonBinding:
             else:
                 inputs[name] = np.asarray(value)
                 dtypes[name] = str(np.asarray(value).dtype)
-        return Snapshot(inputs, outputs, dtypes, [])
+        problems = [line for line in (guard.overrun() for guard in self.guards.values()) if line]
+        return Snapshot(inputs, outputs, dtypes, problems)
 
 
 class TorchRuntime(Runtime):
