@@ -45,3 +45,7 @@ class KernelTimeout(DcuOptError):
 
 class WorkerError(DcuOptError):
     """The kernel or its setup raised inside the isolated worker."""
+
+
+class TimedCallsWrong(DcuOptError):
+    """A kernel's outputs were wrong on the checked calls among its timed calls (it passed its correctness calls)."""

@@ -1,8 +1,10 @@
 """pytest entry point (`pytest11: dcuopt`). Kept thin: options, markers, hooks, collection, the session object."""
 from __future__ import annotations
 
+import json
+from collections.abc import Generator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generator
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -12,9 +14,11 @@ from .options import Options, add_options
 if TYPE_CHECKING:
     from .handle import CaseHandle
     from .observe import Observer
+    from .run.interrupt import InterruptGuard
     from .session import DcuOptSession
 
 SESSION_KEY = pytest.StashKey["DcuOptSession"]()
+INTERRUPT_KEY = pytest.StashKey["InterruptGuard"]()
 WORKER_OUTPUT_KEY = "dcuopt_session"
 
 
@@ -37,6 +41,17 @@ def pytest_configure(config: pytest.Config) -> None:
     register_profiles()
     observers = [o for found in config.hook.pytest_dcuopt_observers(config=config) for o in found]
     config.stash[SESSION_KEY] = DcuOptSession(config, Options.from_config(config), observers)
+    if not hasattr(config, "workerinput"):  # xdist workers end with their controller; it writes the state
+        from .run.interrupt import InterruptGuard
+
+        guard = config.stash[INTERRUPT_KEY] = InterruptGuard()
+        guard.install()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    guard: InterruptGuard | None = config.stash.get(INTERRUPT_KEY, None)
+    if guard is not None:
+        guard.uninstall()
 
 
 def pytest_dcuopt_observers(config: pytest.Config) -> list[Observer]:
@@ -79,13 +94,16 @@ def pytest_testnodedown(node: Any, error: Any) -> None:
 def pytest_runtest_setup(item: pytest.Item) -> None:
     """An `isa` mark only means something on a kernel case's generated tests; elsewhere it is an error."""
     if item.get_closest_marker(markers.ISA_MARKER) is not None and item.get_closest_marker(markers.CASE_MARKER) is None:
-        pytest.fail(f"{item.nodeid}: the isa mark applies to kernel cases only (it checks a built branch's ISA). Put it "
-                    "in the case's ref.py as `pytestmark = [pytest.mark.isa(...)]` or in "
+        pytest.fail(f"{item.nodeid}: the isa mark applies to kernel cases only (it checks a built branch's ISA). "
+                    "Put it in the case's ref.py as `pytestmark = [pytest.mark.isa(...)]` or in "
                     "`branch_marks = {'<branch>': [pytest.mark.isa(...)]}`; see docs/isa.md.", pytrace=False)
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> Generator[None, None, None]:
+    guard = session.config.stash.get(INTERRUPT_KEY, None)
+    if guard is not None:
+        guard.finishing = True  # a signal from now on must not cut the state write short
     yield
     dcuopt = session.config.stash.get(SESSION_KEY, None)
     if dcuopt is None:
@@ -96,6 +114,25 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> Generator[
         workeroutput[WORKER_OUTPUT_KEY] = dcuopt.export()
     elif dcuopt.records or dcuopt.collected_cases:
         dcuopt.finish(int(exitstatus))
+        if guard is not None and guard.received:
+            mark_interrupted(dcuopt, guard.received)
+
+
+def mark_interrupted(dcuopt: DcuOptSession, signal_name: str) -> None:
+    """Add `interrupted` to the state just written (and a line atop summary.md): these results are partial."""
+    from .files import write_atomic
+    from .report.state import validate_state
+    from .report.summary import render_summary
+
+    state = dcuopt.state
+    if state is None or state.get("interrupted") == signal_name:
+        return
+    state["interrupted"] = signal_name
+    validate_state(state)
+    run_dir = dcuopt.options.run_dir
+    write_atomic(run_dir / "state.json", json.dumps(state, indent=2, default=str) + "\n")
+    write_atomic(run_dir / "summary.md", f"> **Interrupted by {signal_name}**: the run stopped early; these results "
+                                         "are partial.\n\n" + render_summary(state))
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
@@ -103,6 +140,8 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     if dcuopt is None or dcuopt.state is None:
         return
     terminalreporter.section("dcuopt: branches per case")
+    if dcuopt.state.get("interrupted"):
+        terminalreporter.write_line(f"interrupted by {dcuopt.state['interrupted']}: the results below are partial")
     for line in dcuopt.terminal_lines():
         terminalreporter.write_line(line)
     for what, path in dcuopt.report_paths():

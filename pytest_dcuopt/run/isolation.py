@@ -1,18 +1,22 @@
 """Run kernels in a separate worker process so a crash or hang fails one branch, not the session.
 
-Mechanism: one long-lived worker process per branch (`python -m pytest_dcuopt.run.worker`),
-spoken to over pipes. A worker that dies (segfault, abort, exit) is reported with the
-signal's name and restarted for the next call; a call that outlives its timeout kills the
-worker, and later calls of that branch fail at once with the same reason (so Hypothesis
-does not wait on a hang again and again).
+Mechanism: one long-lived worker process per branch (`python -m pytest_dcuopt.run.worker`, a
+supervisor with the worker below it, in a session and process group of their own), spoken to over
+pipes. A worker that dies (segfault, abort, exit) is reported with the signal's name and restarted
+for the next call; a call that outlives its timeout kills the worker, and later calls of that
+branch fail at once with the same reason (so Hypothesis does not wait on a hang again and again).
+Closing a worker ends every process it left: its process group, everything below its supervisor,
+and every process that carries its token (see `processes.py`).
 """
 from __future__ import annotations
 
 import os
+import secrets
 import select
 import signal
 import subprocess
 import sys
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,7 +24,18 @@ from typing import Any
 from ..case.cabi import Param
 from ..errors import KernelCrashed, KernelTimeout, WorkerError
 from ..toolchains.base import Artifact
+from .processes import WORKER_TOKEN_ENV, descendants, kill_all, marked_processes
 from .worker import read_frame, write_frame
+
+# How long an idle worker gets to exit by itself (and end what its kernel left) before it is killed.
+GRACEFUL_EXIT_S = 5.0
+_SIGNAL_HINTS = {
+    "SIGKILL": "SIGKILL comes from the out-of-memory killer, from a kernel that signalled its parent, or from "
+               "someone outside the harness",
+    "SIGSEGV": "a crash here usually means an out-of-bounds access or a null pointer",
+    "SIGBUS": "a crash here usually means a misaligned or out-of-bounds access",
+    "SIGABRT": "abort() was called: an assert in the kernel, or a runtime error it could not recover from",
+}
 
 
 @dataclass(frozen=True)
@@ -41,15 +56,19 @@ class IsolatedKernel:
         self._proc: subprocess.Popen[bytes] | None = None
         self._responses: Any = None
         self._hung: str | None = None
+        self._busy = False  # a request is in flight (an interrupted exchange leaves it True)
+        self._token = ""
         self.device: dict[str, Any] = {}
 
     def _start(self) -> None:
         read_fd, write_fd = os.pipe()
         self.spec.log_path.parent.mkdir(parents=True, exist_ok=True)
         log = open(self.spec.log_path, "wb")  # one log per worker start; crash reports quote its tail
+        self._token = secrets.token_hex(8)
         self._proc = subprocess.Popen(
-            [sys.executable, "-m", "pytest_dcuopt.run.worker", str(write_fd)],
+            [sys.executable, "-m", "pytest_dcuopt.run.worker", str(write_fd), str(os.getpid()), _calling_thread()],
             stdin=subprocess.PIPE, stdout=log, stderr=log, pass_fds=(write_fd,), start_new_session=True,
+            env={**os.environ, WORKER_TOKEN_ENV: self._token},
         )
         log.close()
         os.close(write_fd)
@@ -62,12 +81,16 @@ class IsolatedKernel:
     def request(self, op: str, timeout_s: float | None = None, **payload: Any) -> Any:
         if self._hung:
             raise KernelTimeout(self._hung)
-        if self._proc is None or self._proc.poll() is not None:
+        if self._proc is not None and self._proc.poll() is not None:
+            # It answered its last call, then died (a kernel's thread, a signal from outside): say so once.
+            self._raise_dead("idle between calls (after answering the previous one)")
+        if self._proc is None:
             self._start()
         return self._exchange({"op": op, **payload}, timeout_s or self.timeout_s, op)
 
     def _exchange(self, message: dict[str, Any], timeout_s: float, what: str) -> Any:
         assert self._proc is not None and self._proc.stdin is not None
+        self._busy = True
         try:
             write_frame(self._proc.stdin, message)
         except BrokenPipeError:
@@ -75,25 +98,31 @@ class IsolatedKernel:
         ready, _, _ = select.select([self._responses], [], [], timeout_s)
         if not ready:
             self.close()
+            spec = message.get("spec")
             self._hung = (f"{self.spec.label}: the kernel did not return within {timeout_s:g} s while {what} "
-                          f"(dims {message.get('spec').dims if message.get('spec') else '-'}); its worker was killed. "
+                          f"(dims {spec.dims if spec is not None else '-'}); its worker was killed. "
                           "Look for an infinite loop or a deadlock; raise --dcuopt-timeout if it is just slow.")
             raise KernelTimeout(self._hung)
         reply = read_frame(self._responses)
         if reply is None:
             self._raise_dead(what)
+        self._busy = False
+        if not reply["ok"] and reply.get("fatal"):  # the worker exits after this reply; start a fresh one next
+            self.close()
         if not reply["ok"]:
             raise WorkerError(f"{self.spec.label}: {reply['error']} while {what}\n{reply['traceback']}")
         return reply["result"]
 
     def _raise_dead(self, what: str) -> None:
         assert self._proc is not None
-        code = self._proc.wait(timeout=10)
+        code = self._proc.wait(timeout=10)  # the supervisor mirrors the worker's end
         self.close()
-        cause = f"signal {_signal_name(-code)}" if code < 0 else f"exit status {code}"
+        name = _signal_name(-code) if code < 0 else ""
+        cause = f"signal {name}" if code < 0 else f"exit status {code}"
+        hint = _SIGNAL_HINTS.get(name, "a crash here usually means an out-of-bounds access or a null pointer")
         tail = self.log_tail()
-        raise KernelCrashed(f"{self.spec.label}: the kernel's worker process died with {cause} while {what}. "
-                            f"A crash here usually means an out-of-bounds access or a null pointer.\n"
+        raise KernelCrashed(f"{self.spec.label}: the kernel's worker process died with {cause} while {what}; "
+                            f"{hint}. Every process it left was ended.\n"
                             f"worker log ({self.spec.log_path}):\n{tail}")
 
     def log_tail(self, lines: int = 15) -> str:
@@ -103,17 +132,24 @@ class IsolatedKernel:
             return ""
 
     def close(self) -> None:
+        """End the worker and every process it left. An idle worker exits by itself first (EOF on its stdin)
+        and its supervisor ends what the kernel left; a busy, hung or dead one is killed with all of that."""
         if self._proc is None:
             return
-        if self._proc.poll() is None:
+        proc = self._proc
+        if proc.poll() is None and not self._busy and proc.stdin is not None:
             try:
-                os.killpg(self._proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
+                proc.stdin.close()
+                proc.wait(timeout=GRACEFUL_EXIT_S)
+            except (OSError, subprocess.TimeoutExpired):
                 pass
+        if proc.returncode != 0:  # killed, crashed or still running: the supervisor may not have cleaned up
+            end_worker_processes(proc.pid, self._token)
         try:
-            self._proc.wait(timeout=10)
+            proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             pass
+        self._busy = False
         for stream in (self._proc.stdin, self._responses):
             try:
                 if stream is not None:
@@ -121,6 +157,25 @@ class IsolatedKernel:
             except OSError:
                 pass
         self._proc = None
+
+
+def _calling_thread() -> str:
+    return "main-thread" if threading.current_thread() is threading.main_thread() else "other-thread"
+
+
+def end_worker_processes(supervisor: int, token: str) -> None:
+    """SIGKILL a worker's process group, everything below its supervisor, and every process carrying its token.
+
+    The descendants are read before the group is killed (killing the supervisor re-parents them); the token
+    finds a kernel's child that left both the group (setsid) and the tree (its supervisor was killed first).
+    """
+    below = descendants(supervisor)
+    try:
+        os.killpg(supervisor, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    kill_all(below)
+    kill_all(marked_processes(token) if token else ())
 
 
 def _signal_name(number: int) -> str:

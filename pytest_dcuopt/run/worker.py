@@ -1,26 +1,39 @@
-"""The isolated worker process that loads and runs one kernel.
+"""The isolated worker process that loads and runs one kernel, and the supervisor above it.
 
-Started by `isolation.IsolatedKernel` as `python -m pytest_dcuopt.run.worker <response-fd>`.
-Requests arrive on stdin, responses leave on a dedicated pipe; the kernel's own stdout is
-redirected to stderr (a log file) so that a printf in a kernel cannot corrupt the protocol.
-A segfault or abort kills only this process; faulthandler prints where it happened.
+Started by `isolation.IsolatedKernel` as
+`python -m pytest_dcuopt.run.worker <response-fd> <pytest-pid> main-thread|other-thread`.
+That process forks at once: the parent stays a small *supervisor*, the child is the *worker* that
+loads the kernel. Requests arrive on stdin, responses leave on a dedicated pipe; the kernel's own
+stdout is redirected to stderr (a log file) so that a printf in a kernel cannot corrupt the protocol.
+A segfault or abort kills only the worker; faulthandler prints where it happened.
+
+Why a supervisor: a kernel's getppid() is the supervisor, not pytest, so a kernel that kills its
+parent ends its own worker (reported as a crash), not the session. The supervisor is a subreaper:
+a kernel's setsid/double-forked children stay below it and are ended when the worker ends. It
+mirrors the worker's exit status (a signal is re-raised), dies with pytest (after ending its
+subtree), and the worker dies with it. See `processes.py` for what is and is not covered.
 """
 from __future__ import annotations
 
 import faulthandler
 import os
 import pickle
+import resource
+import signal
 import struct
 import sys
 import time
 import traceback
+from collections.abc import Callable
 from dataclasses import replace
-from typing import Any, BinaryIO, Callable
+from typing import IO, Any
+
+from .processes import end_subtree, set_child_subreaper, set_parent_death_signal, watch_parent
 
 _HEADER = struct.Struct("<Q")
 
 
-def read_frame(stream: BinaryIO) -> Any:
+def read_frame(stream: IO[bytes]) -> Any:
     header = stream.read(_HEADER.size)
     if len(header) < _HEADER.size:
         return None
@@ -29,7 +42,7 @@ def read_frame(stream: BinaryIO) -> Any:
     return pickle.loads(payload)
 
 
-def write_frame(stream: BinaryIO, message: Any) -> None:
+def write_frame(stream: IO[bytes], message: Any) -> None:
     payload = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
     stream.write(_HEADER.pack(len(payload)) + payload)
     stream.flush()
@@ -63,6 +76,14 @@ class WorkerState:
         return binding.snapshot()
 
     def time(self, request: dict[str, Any]) -> dict[str, Any]:
+        """Time the kernel; the calls just before the first and just after the last timed call are checked.
+
+        Those check calls run on the timed buffers, in the same sequence, with the outputs holding finite
+        junk instead of the NaN poison: to the kernel they look like any timed call (its outputs hold an
+        earlier result). A kernel that skips work when the output is already filled, or that changes what
+        it does after many calls, returns wrong outputs there; the pytest side compares them with the
+        reference (bench/run.py). The check calls are not part of the samples.
+        """
         binding = self.binding(request["spec"])
         binding.reset()
         started = time.perf_counter()
@@ -70,14 +91,97 @@ class WorkerState:
         spec, working_set = request["spec"], binding.nbytes
         others = [self.kernel.bind(replace(spec, seed=spec.seed + index), self.runtime)
                   for index in range(1, self.runtime.rotation_sets(working_set))]
+        checks, unchecked = [], _why_unchecked(binding)
+        if unchecked is None:
+            checks.append(_checked_call(binding, "the call before the first timed call", spec.seed))
+        measured = time.perf_counter()
         samples = self.runtime.measure_sets([binding.launch, *(other.launch for other in others)], request["policy"],
                                             working_set)
+        measure_wall_s = time.perf_counter() - measured
+        if unchecked is None:
+            for index, bound in enumerate([binding, *others]):
+                checks.append(_checked_call(bound, f"the call after the last timed call (input set {index})",
+                                            spec.seed + index + 1))
         del others
-        return {"samples": samples, "device": self.runtime.describe(), "measure_wall_s": time.perf_counter() - started}
+        return {"samples": samples, "device": self.runtime.describe(), "measure_wall_s": measure_wall_s,
+                "checks": checks, "checks_skipped": unchecked, "worker_wall_s": time.perf_counter() - started}
+
+
+def _why_unchecked(binding: Any) -> str | None:
+    if callable(getattr(binding, "scramble_outputs", None)):
+        return None
+    return (f"{type(binding).__name__} cannot fill its outputs with junk (no scramble_outputs method): "
+            "the timed calls of this toolchain are not checked")
+
+
+def _checked_call(binding: Any, label: str, seed: int) -> dict[str, Any]:
+    """One call on pristine inputs with junk (finite, earlier-result-like) outputs; its snapshot for the check."""
+    binding.reset()
+    binding.scramble_outputs(seed)
+    binding.launch()
+    return {"call": label, "snapshot": binding.snapshot()}
 
 
 def main() -> int:
-    response_fd = int(sys.argv[1])
+    response_fd, parent = int(sys.argv[1]), int(sys.argv[2]) if len(sys.argv) > 2 else os.getppid()
+    # Linux sends the parent-death signal when the *thread* that started us ends: only trust it for a main thread.
+    started_by_main_thread = len(sys.argv) > 3 and sys.argv[3] == "main-thread"
+    supervisor = os.getpid()
+    worker = os.fork()
+    if worker:
+        return supervise(worker, parent, response_fd, started_by_main_thread)
+    die_with(supervisor)
+    return serve(response_fd)
+
+
+def die_with(supervisor: int) -> None:
+    """The worker must not outlive its supervisor: a parent-death SIGKILL, and a watchdog thread behind it."""
+    set_parent_death_signal(signal.SIGKILL)
+    if os.getppid() != supervisor:  # it died before prctl took effect
+        os._exit(1)
+    watch_parent(supervisor, lambda: os._exit(1))
+
+
+def supervise(worker: int, parent: int, response_fd: int, parent_death_signal: bool) -> int:
+    """Wait for the worker, end every process left below us, then exit as the worker did."""
+    os.close(response_fd)  # only the worker answers: its death must close the channel
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)  # pytest closing stdin must reach the worker alone
+    os.close(devnull)
+    set_child_subreaper()
+
+    def end_everything(*_: Any) -> None:
+        end_subtree(os.getpid())
+        os._exit(1)
+
+    signal.signal(signal.SIGTERM, end_everything)
+    if parent_death_signal:
+        set_parent_death_signal(signal.SIGTERM)
+    watch_parent(parent, end_everything)
+    if os.getppid() != parent:  # pytest died before prctl took effect
+        end_everything()
+    try:
+        _, status = os.waitpid(worker, 0)
+    except ChildProcessError:
+        status = 0
+    end_subtree(os.getpid())
+    return _mirror(status)
+
+
+def _mirror(status: int) -> int:
+    """Exit like the worker: re-raise its signal (without a core dump), or return its exit status."""
+    if os.WIFSIGNALED(status):
+        number = os.WTERMSIG(status)
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        signal.signal(number, signal.SIG_DFL)
+        sys.stdout.flush()
+        os.kill(os.getpid(), number)
+        time.sleep(1)  # the signal is delivered before this returns, unless its default action is to ignore it
+        return 128 + number
+    return os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 1
+
+
+def serve(response_fd: int) -> int:
     faulthandler.enable(file=sys.stderr, all_threads=True)
     os.dup2(2, 1)  # kernel printf -> the log, never into the protocol
     requests = sys.stdin.buffer
@@ -91,9 +195,10 @@ def main() -> int:
         try:
             write_frame(responses, {"ok": True, "result": handlers[request["op"]](request)})
         except Exception as exc:  # report, keep serving
+            fatal = bool(getattr(exc, "fatal", False))  # e.g. a sticky GPU fault: this process's context is gone
             write_frame(responses, {"ok": False, "error": f"{type(exc).__name__}: {exc}",
-                                    "traceback": traceback.format_exc()})
-            if getattr(exc, "fatal", False):  # e.g. a sticky GPU fault: this process's context is gone
+                                    "traceback": traceback.format_exc(), "fatal": fatal})
+            if fatal:
                 return 3
 
 

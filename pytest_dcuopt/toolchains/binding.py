@@ -1,12 +1,18 @@
 """Buffers bound to one kernel call: generated inputs, poisoned outputs, guard zones, snapshots.
 
 Used inside the worker process. Works for any Runtime (host numpy arrays or device tensors).
+
+Every pointer buffer is followed by a guard zone of poison, sized relative to the buffer (see
+`guard_elements`): a write anywhere inside it is reported with its element index. A write beyond
+the guard is not seen (it lands in memory the harness does not own: it may corrupt the heap or
+crash the worker, which is then reported as a crash).
 """
 from __future__ import annotations
 
 import ctypes
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -21,6 +27,11 @@ from ..case.buffers import (
 )
 from ..case.cabi import Param
 from .base import Runtime
+
+# Guard zone after each buffer: at least GUARD_MIN_BYTES (and never fewer than GUARD_ELEMENTS elements), as
+# long as the buffer itself, at most GUARD_MAX_BYTES (so a 10 GiB buffer does not get a 10 GiB guard).
+GUARD_MIN_BYTES = 64 * 1024
+GUARD_MAX_BYTES = 4 * 1024 * 1024
 
 _CTYPES = {
     "int8": ctypes.c_int8, "uint8": ctypes.c_uint8, "int16": ctypes.c_int16, "uint16": ctypes.c_uint16,
@@ -71,6 +82,12 @@ def load_solve(path: Any, params: Sequence[Param]) -> tuple[ctypes.CDLL, Any]:
     return library, entry
 
 
+def guard_elements(count: int, itemsize: int) -> int:
+    """Elements of poison after a buffer of `count` elements: max(64 KiB, the buffer) capped at 4 MiB."""
+    wanted = max(count, GUARD_MIN_BYTES // itemsize)
+    return max(GUARD_ELEMENTS, min(wanted, GUARD_MAX_BYTES // itemsize))
+
+
 class CAbiBinding:
     """Buffers for `solve(...)`: inputs drawn from their domains, outputs poisoned, guards after each."""
 
@@ -94,7 +111,7 @@ class CAbiBinding:
     def _initial(self, param: Param, spec: BindSpec, rng: np.random.Generator) -> np.ndarray:
         count = numel(spec.shapes[param.name])
         dtype = storage_dtype(param.dtype)
-        array = np.empty(count + GUARD_ELEMENTS, dtype=dtype)
+        array = np.empty(count + guard_elements(count, dtype.itemsize), dtype=dtype)
         array[count:] = poison_value(param.dtype)
         is_input = param.const or param.name in spec.domains
         if is_input:
@@ -116,13 +133,28 @@ class CAbiBinding:
 
     @property
     def nbytes(self) -> int:
-        """Bytes of all pointer buffers of one call (the working set a cache could hold)."""
-        return int(sum(array.nbytes for array in self._host.values()))
+        """Bytes of all pointer buffers of one call (the working set a cache could hold; guards excluded)."""
+        return int(sum(array[:self._sizes[name]].nbytes for name, array in self._host.items()))
 
     def reset(self) -> None:
         """Restore pristine buffers (poisoned outputs, original inputs) before a checked call."""
         for name, array in self._host.items():
             self.runtime.write(self._buffers[name], array)
+
+    def scramble_outputs(self, seed: int) -> None:
+        """Fill the pure outputs with finite junk that looks like an earlier result (not the NaN poison).
+
+        Used before the check calls among timed calls: a kernel that skips work when its output already
+        holds a value would leave this junk in place. In/out buffers keep their inputs; guards their poison.
+        """
+        rng = np.random.default_rng([seed, 0x5C3A])
+        for param in self.params:
+            if not param.pointer or param.const or param.name in self._inout:
+                continue
+            array = self._host[param.name].copy()
+            count = self._sizes[param.name]
+            array[:count] = encode(default_domain(param.dtype).draw(rng, count), param.dtype)
+            self.runtime.write(self._buffers[param.name], array)
 
     def snapshot(self) -> Snapshot:
         self.runtime.synchronize()
@@ -136,10 +168,9 @@ class CAbiBinding:
             current = self.runtime.download(self._buffers[param.name])
             pristine = self._host[param.name]
             dtypes[param.name] = param.dtype
-            if not _same_bits(current[count:], pristine[count:]):
-                first = int(np.flatnonzero(_bits(current[count:]) != _bits(pristine[count:]))[0])
-                problems.append(f"wrote past the end of buffer {param.name!r} ({count} elements): element "
-                                f"{count + first} changed")
+            overrun = _overrun(param.name, count, current, pristine)
+            if overrun is not None:
+                problems.append(overrun)
             if param.const:
                 if not _same_bits(current[:count], pristine[:count]):
                     problems.append(f"modified its const input buffer {param.name!r}")
@@ -149,6 +180,25 @@ class CAbiBinding:
                 if param.name in self._inout:
                     inputs[param.name] = pristine[:count].copy()
         return Snapshot(inputs, outputs, dtypes, problems)
+
+
+def _overrun(name: str, count: int, current: np.ndarray, pristine: np.ndarray) -> str | None:
+    """Where a kernel wrote into the guard after buffer `name`, in elements (not bytes); None when untouched."""
+    changed = np.flatnonzero(_element_bits(current[count:]) != _element_bits(pristine[count:]))
+    if not changed.size:
+        return None
+    first, last = int(changed[0]), int(changed[-1])
+    where = f"element {count + first}" if changed.size == 1 else (
+        f"elements {count + first} to {count + last} ({changed.size} changed)")
+    return (f"wrote past the end of buffer {name!r} ({count} elements, the last is element {count - 1}): {where}. "
+            f"The guard checked elements {count} to {len(pristine) - 1}; check the loop bounds and the index "
+            "arithmetic for this size")
+
+
+def _element_bits(array: np.ndarray) -> np.ndarray:
+    """One unsigned integer per element holding its bits: NaN payloads compare exactly, indices stay elements."""
+    contiguous = np.ascontiguousarray(array)
+    return contiguous.view(np.dtype(f"u{contiguous.dtype.itemsize}"))
 
 
 def _bits(array: np.ndarray) -> np.ndarray:
