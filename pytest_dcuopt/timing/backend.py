@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 if TYPE_CHECKING:
     from .offset import Offset
@@ -17,6 +17,18 @@ FLUSH_ENV = "DCUOPT_L2_FLUSH"  # read (default) | write | none
 FLUSH_MODES = ("read", "write", "none")
 FLUSH_FACTOR = 2.0  # flush buffer = this x L2
 FALLBACK_L2_BYTES = 128 * 1024 * 1024  # when the L2 size cannot be read: flush 256 MiB (Triton's size)
+
+
+class Activity(NamedTuple):
+    """One device activity (a kernel, copy or memset) as the profiler recorded it."""
+
+    name: str
+    seconds: float  # its duration on the device
+    start_s: float = 0.0  # its start, on the profiler's clock (only differences between activities mean anything)
+
+    @property
+    def end_s(self) -> float:
+        return self.start_s + self.seconds
 
 
 class Event(Protocol):
@@ -38,6 +50,9 @@ class DeviceBackend(Protocol):
     # Per-process caches of the bracket-cost calibrations (see timing.offset); None: calibrate every time.
     offset_cache: dict[int, tuple[Any, Offset]] | None = None  # id(bound call) -> (weakref to it, Offset)
     bracket_cache: dict[str, Offset] | None = None  # "offset" -> Offset (the cost does not depend on the kernel)
+    # Names of the flush/marker activities each synchronizing sample queues (see timing.sync), per flush mode.
+    activity_cache: dict[str, list[str]] | None = None
+    profiler_problem: str = ""  # why the last profile_activities returned None ("" = no profiler hook at all)
 
     def event(self) -> Event: ...
 
@@ -55,10 +70,17 @@ class DeviceBackend(Protocol):
         """Enqueue the runtime's smallest kernel; False when it has none."""
         return False
 
+    def profile_activities(self, body: Callable[[], Any]) -> list[Activity] | None:
+        """Every device activity `body` queues (it is run, then the device synchronized), in start order; [] when
+        the profiler ran and saw none; None when this runtime cannot record device activity (then
+        `profiler_problem` says why, where it knows)."""
+        return None
+
     def profile_device(self, body: Callable[[], Any]) -> list[tuple[str, float]] | None:
         """[(name, seconds)] of every device activity `body` queues, in start order; None when this runtime
-        cannot record device activity."""
-        return None
+        cannot record device activity, or recorded none."""
+        found = self.profile_activities(body)
+        return [(activity.name, activity.seconds) for activity in found] if found else None
 
 
 def choose_flush_mode(chosen: str | None = "") -> str:

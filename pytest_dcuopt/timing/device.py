@@ -3,6 +3,11 @@
 The method (docs/gpu-timing.md has the reasoning and the H200 evidence), in the order data flows:
 
 * **Warm-up by time**: flushed calls until `policy.warmup_s` has passed (clocks up, modules loaded).
+* **Method** (`extra["method"]`): after warm-up, `timing.sync.detect_sync` times one call behind a long delay
+  kernel (`extra["sync_detected"]`). A call that waits for the device (cudaDeviceSynchronize, a blocking
+  cudaMemcpy, cudaFree) cannot be hidden behind a delay kernel: it is timed by `timing.sync` (`"sync"`: one
+  call per sample on an idle GPU, the kernels' time from the profiler's records, `extra["sync"]`). Every other
+  call by the rest of this list (`"async"`). `policy.timing_method` / $DCUOPT_TIMING_METHOD can force either.
 * **Launch hiding** (`timing.bracket`): every sample is one event pair behind a delay kernel that holds
   the GPU while the host queues start event, `solve` and end event; late samples are discarded.
 * **Cold samples** (`Samples.seconds`, what pytest-benchmark stores): before each sample, on the stream
@@ -10,7 +15,8 @@ The method (docs/gpu-timing.md has the reasoning and the H200 evidence), in the 
   clean, unrelated lines: the kernel neither hits its own data nor pays for writing back the flush's
   dirty lines; `timing.backend`).
 * **Noise-based stopping**: `policy.should_stop` (min samples, min time, median CI half-width target,
-  time cap), checked after each chunk of queued samples.
+  time cap), checked after each chunk of queued samples. Fewer than `min_samples` clean samples when it
+  stops is `extra["quality"] = "too few clean samples"` (else `"ok"`): such a median is not a measurement.
 * **Hot samples** (`extra["hot"]`): back-to-back calls behind one delay kernel, no flush, one event
   pair around the batch divided by its size; with **input rotation** (`extra["hot_rotated"]`) over
   enough input sets to exceed 3x the L2 when one set would be cache-resident. Never mixed with cold.
@@ -37,14 +43,20 @@ from typing import Any
 from .backend import DeviceBackend
 from .bracket import Hiding, Marks, calibrate_hiding, delay_for, host_launch_seconds, queue_bracket, settle
 from .offset import event_offset
-from .policy import Samples, TimingPolicy, should_stop, significant
+from .policy import Samples, TimingPolicy, choose_method, sample_quality, should_stop, significant
 from .side import describe_samples, launch_overhead, seed_method
+from .sync import Detection, detect_sync, sample_sync, sync_record
 
 ROTATION_TARGET = 3.0  # rotate over input sets totalling at least this x L2
 MAX_ROTATION_SETS = 64
 MAX_ROTATION_BYTES = 8 * 1024**3
 HOT_BATCH_TARGET_S = 100e-6  # GPU time per hot batch
 MAX_HOT_BATCH = 64
+PROFILER_TIMER = "device activity records (torch.profiler: CUPTI / roctracer)"
+ASYNC_WHAT = ("launch hiding: per sample an L2 flush, a delay kernel, then an event pair around one call queued while "
+              "the delay runs (late samples dropped)")
+SYNC_WHAT = ("one call per sample on an idle GPU, no launch hiding (nvbench's exec_tag::sync); the primary figure is "
+             "timing.sync.primary")
 
 
 def rotation_sets(working_set_bytes: int, l2_bytes: int) -> int:
@@ -74,6 +86,20 @@ class Sampled:
     reason: str
     late: int = 0
     clocks_mhz: list[float] = field(default_factory=list)
+    clean: int = -1  # on-time samples among `seconds` (-1: all of them)
+
+    @property
+    def clean_count(self) -> int:
+        return len(self.seconds) if self.clean < 0 else self.clean
+
+
+def choose_device_method(detection: Detection, chosen: str) -> tuple[str, str]:
+    """async or sync, and why (`chosen`: the policy's method after `choose_method`)."""
+    if chosen != "auto":
+        return chosen, f"{chosen}: chosen (timing_method / $DCUOPT_TIMING_METHOD); detection said {detection.verdict}"
+    if detection.verdict == "sync":
+        return "sync", "auto: the call waited for the device behind a delay kernel (timing.sync_detected)"
+    return "async", f"auto: detection said {detection.verdict}"
 
 
 def measure_device(launches: Sequence[Callable[[], None]], policy: TimingPolicy, backend: DeviceBackend,
@@ -82,8 +108,14 @@ def measure_device(launches: Sequence[Callable[[], None]], policy: TimingPolicy,
     launch = launches[0]
     before = backend.telemetry()
     warmup_calls = _warm_up(launch, backend, policy.warmup_s, clock)
+    hiding = calibrate_hiding(backend, [])
+    detection = detect_sync(launch, backend, hiding, clock)
+    method, why = choose_device_method(detection, choose_method(policy.timing_method))
+    if method == "sync":
+        return _measure_sync(launches, policy, backend, hiding, detection, why, before, warmup_calls,
+                             working_set_bytes, clock)
     host = host_launch_seconds(launch, backend, clock)
-    hiding = calibrate_hiding(backend, host)
+    hiding.delay_s = delay_for(host)
     cold = _sample_cold(launch, backend, policy, hiding, clock)
     cold_median = statistics.median(cold.seconds)
     batch = hot_batch_for(cold_median)
@@ -96,6 +128,7 @@ def measure_device(launches: Sequence[Callable[[], None]], policy: TimingPolicy,
         hot.seconds = [t - offset.seconds / batch for t in hot.seconds]
         cold_median = statistics.median(cold.seconds)
     extra: dict[str, Any] = {
+        "method": "async", "method_what": ASYNC_WHAT, "method_reason": why, "sync_detected": detection.to_json(),
         "flush": backend.flush_info(),
         "launch_hiding": hiding.to_json(),
         "event_offset": {**offset.to_json(), "raw_event_median_ms": significant(raw_cold_median * 1e3)},
@@ -105,9 +138,7 @@ def measure_device(launches: Sequence[Callable[[], None]], policy: TimingPolicy,
                                 what="back-to-back calls behind one delay kernel, no flush, the same inputs"),
     }
     sets = len(launches)
-    resident = bool(working_set_bytes and working_set_bytes < ROTATION_TARGET * backend.l2_bytes / 2)
-    extra["rotation"] = {"working_set_bytes": working_set_bytes, "l2_bytes": backend.l2_bytes, "sets": sets,
-                         "covers_bytes": sets * working_set_bytes, "resident": resident}
+    extra["rotation"] = _rotation(working_set_bytes, sets, backend)
     if sets > 1:
         rotated = _sample_hot(list(launches), backend, hot_policy, hiding, host, batch, clock)
         if offset.applied:
@@ -119,10 +150,48 @@ def measure_device(launches: Sequence[Callable[[], None]], policy: TimingPolicy,
     extra["samples_ms"] = [significant(s * 1e3) for s in cold.seconds]
     extra["telemetry"] = {"before": before, "after": backend.telemetry(),
                           "sm_clock_mhz_during": _clock_summary(cold.clocks_mhz)}
-    primary, mode, reason = (cold.seconds, "cold", cold.reason) if policy.cold else (hot.seconds, "hot", hot.reason)
+    chosen = cold if policy.cold else hot
+    primary, mode, reason = chosen.seconds, ("cold" if policy.cold else "hot"), chosen.reason
+    extra.update(sample_quality(chosen.clean_count, policy, reason))
     if not policy.cold:
         extra["cold"] = describe_samples(cold.seconds, stop_reason=cold.reason)
     return Samples(primary, backend.timer, mode, reason, warmup_calls, extra)
+
+
+def _measure_sync(launches: Sequence[Callable[[], None]], policy: TimingPolicy, backend: DeviceBackend, hiding: Hiding,
+                  detection: Detection, why: str, before: dict[str, Any], warmup_calls: int, working_set_bytes: int,
+                  clock: Callable[[], float]) -> Samples:
+    """The sync method (timing.sync): one call per sample on an idle GPU, flushed when the policy is cold."""
+    launch = launches[0]
+    sampled = sample_sync(launch, backend, policy, hiding, clock, flush=policy.cold)
+    timer = PROFILER_TIMER if sampled.primary == "kernels" else backend.timer
+    mode = "cold" if policy.cold else "hot"
+    other = "hot" if policy.cold else "cold"
+    extra: dict[str, Any] = {
+        "method": "sync", "method_what": SYNC_WHAT, "method_reason": why, "sync_detected": detection.to_json(),
+        "sync": sync_record(sampled, policy, timer),
+        "flush": backend.flush_info() if policy.cold else {"mode": "none", "why": "hot samples: no flush"},
+        "launch_hiding": {"method": "none: the call waits for the device, so no delay kernel can hide its launch; "
+                                    "one call per sample on an idle GPU"},
+        "event_offset": {"applied": False, "reason": "method sync: the primary figure comes from the profiler's "
+                                                     "activity records (or is the event_span, said in timing.sync)"},
+        "stream": "one call per sample, synchronized before and after; events on the runtime's current stream",
+        "late_samples_discarded": 0,
+        other: {"n": 0, "skipped": f"method sync: one {mode} measurement only (nvbench's exec_tag::sync has no batch "
+                                   "measurement either)"},
+        "rotation": _rotation(working_set_bytes, len(launches), backend),
+        "seed_method": seed_method(launch, backend),
+        "samples_ms": [significant(s * 1e3) for s in sampled.seconds],
+        "telemetry": {"before": before, "after": backend.telemetry(), "sm_clock_mhz_during": None},
+    }
+    extra.update(sample_quality(len(sampled.seconds), policy, sampled.reason))
+    return Samples(list(sampled.seconds), timer, mode, sampled.reason, warmup_calls, extra)
+
+
+def _rotation(working_set_bytes: int, sets: int, backend: DeviceBackend) -> dict[str, Any]:
+    resident = bool(working_set_bytes and working_set_bytes < ROTATION_TARGET * backend.l2_bytes / 2)
+    return {"working_set_bytes": working_set_bytes, "l2_bytes": backend.l2_bytes, "sets": sets,
+            "covers_bytes": sets * working_set_bytes, "resident": resident}
 
 
 def _hot_policy(policy: TimingPolicy) -> TimingPolicy:
@@ -169,9 +238,9 @@ def _sample_cold(launch: Callable[[], None], backend: DeviceBackend, policy: Tim
         clocks.append(backend.telemetry().get("sm_clock_mhz") or 0.0)
         times, late = settle(marks, spans, hiding, 1)
         late_total += sum(late)
-        accepted, reason = _keep(accepted, times, late, clock() - start, policy)
+        accepted, reason, clean = _keep(accepted, times, late, clock() - start, policy)
         if reason:
-            return Sampled(accepted, reason, late_total, clocks)
+            return Sampled(accepted, reason, late_total, clocks, clean)
         per_sample = max(times) + hiding.expected_gap_s
         chunk = chunk_size_for(per_sample + 50e-6)
 
@@ -195,17 +264,19 @@ def _sample_hot(launches: Sequence[Callable[[], None]], backend: DeviceBackend, 
         backend.synchronize()
         times, late = settle(marks, spans, delay, batch)
         late_total += sum(late)
-        accepted, reason = _keep(accepted, times, late, clock() - start, policy)
+        accepted, reason, clean = _keep(accepted, times, late, clock() - start, policy)
         if reason:
-            return Sampled(accepted, reason, late_total)
+            return Sampled(accepted, reason, late_total, clean=clean)
 
 
 def _keep(accepted: list[float], times: list[float], late: list[bool], elapsed: float,
-          policy: TimingPolicy) -> tuple[list[float], str | None]:
-    """Add the chunk's on-time samples; the stopping rule, with a hard cap when too few are on time."""
+          policy: TimingPolicy) -> tuple[list[float], str | None, int]:
+    """Add the chunk's on-time samples; the stopping rule, with a hard cap when too few are on time.
+    Returns the samples, the stop reason (None: go on) and how many of the samples are clean (on time)."""
     accepted = accepted + [t for t, is_late in zip(times, late, strict=True) if not is_late]
     reason = should_stop(accepted, elapsed, policy) if accepted else None
     if reason is None and elapsed >= 2 * policy.max_time_s + 1.0:
-        accepted = accepted or times
-        reason = f"time cap ({policy.max_time_s:g} s) with too few clean samples; late samples kept"
-    return accepted, reason
+        if not accepted:
+            return list(times), f"time cap ({policy.max_time_s:g} s) with no clean sample; late samples kept", 0
+        reason = f"time cap ({policy.max_time_s:g} s) with too few clean samples"
+    return accepted, reason, len(accepted)

@@ -20,7 +20,7 @@ import statistics
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from .backend import DeviceBackend, Event
 from .bracket import Hiding, Marks, delay_for, host_launch_seconds, queue_bracket, settle
@@ -32,6 +32,8 @@ OFFSET_SAMPLES = 20
 OFFSET_LIMIT_S = 10e-6  # an offset above max(this, half the kernel time) is not trusted
 CALIBRATION_SAMPLES = 200  # clean samples per kernel count (60 left the offset varying by +/-0.3 us across workers)
 CALIBRATION_BATCH = 34  # the long bracket holds this many tiny kernels (32 more than the short one)
+
+ActivityT = TypeVar("ActivityT", bound=tuple[Any, ...])  # (name, seconds) or a backend.Activity
 
 PROFILER_WHAT = ("per-sample event time minus the summed device durations of the solve's kernels, recorded by the "
                  "profiler (CUPTI / roctracer through torch.profiler) on profiled cold samples; its median is "
@@ -228,18 +230,18 @@ def calibrate_offset(launch: Callable[[], None], backend: DeviceBackend, hiding:
                                          "what": PROFILER_WHAT})
 
 
-def split_activities(activities: Sequence[tuple[str, float]], infra: Sequence[str],
-                     samples: int) -> list[list[tuple[str, float]]] | str:
+def split_activities(activities: Sequence[ActivityT], infra: Sequence[str],
+                     samples: int) -> list[list[ActivityT]] | str:
     """The solve's own device activities of each profiled sample, or why they cannot be told apart.
 
     Each sample queues the flush/delay activities (`infra`, learnt by profiling them alone) and then the
     solve's. First by position (robust when the solve runs the same kernels as the flush); failing that,
-    by dropping every activity named like an infra one.
+    by dropping every activity named like an infra one. An activity is any tuple whose first item is its name.
     """
     per_sample, rest = divmod(len(activities), samples)
     if not rest and per_sample > len(infra):
         chunks = [list(activities[i * per_sample:(i + 1) * per_sample]) for i in range(samples)]
-        if all([name for name, _ in chunk[:len(infra)]] == list(infra) for chunk in chunks):
+        if all([item[0] for item in chunk[:len(infra)]] == list(infra) for chunk in chunks):
             return [chunk[len(infra):] for chunk in chunks]
     ours = [item for item in activities if item[0] not in set(infra)]
     per_sample, rest = divmod(len(ours), samples)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import os
 import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -21,9 +22,39 @@ class TimingPolicy:
     cold: bool = True  # flush caches before each sample where the runtime can
     l2_flush: str = ""  # device timing: read | write | none ("" = $DCUOPT_L2_FLUSH, else read)
     event_offset: str = ""  # device timing: calibrated | profiler | none ("" = $DCUOPT_EVENT_OFFSET, else calibrated)
+    timing_method: str = ""  # device timing: auto | async | sync ("" = $DCUOPT_TIMING_METHOD, else auto)
 
     def to_json(self) -> dict[str, Any]:
         return dict(self.__dict__)
+
+
+METHOD_ENV = "DCUOPT_TIMING_METHOD"  # auto (default) | async | sync
+METHODS = ("auto", "async", "sync")
+OK = "ok"
+TOO_FEW = "too few clean samples"
+
+
+def choose_method(chosen: str = "") -> str:
+    """How device samples are taken: `chosen` (the policy's timing_method), else $DCUOPT_TIMING_METHOD, else auto."""
+    method = (chosen or os.environ.get(METHOD_ENV, "")).strip().lower() or "auto"
+    if method not in METHODS:
+        raise ValueError(f"timing method {method!r} is not a method; use `auto` (the default: detect a solve that "
+                         "synchronizes or allocates during warm-up), `async` (launch hiding with a delay kernel) or "
+                         "`sync` (one call per sample on an idle GPU, kernel time from the profiler), via "
+                         f"${METHOD_ENV}")
+    return method
+
+
+def sample_quality(clean: int, policy: TimingPolicy, stop_reason: str) -> dict[str, Any]:
+    """Whether the samples may be read as a measurement: `ok`, or `too few clean samples` (fewer than
+    `min_samples` clean ones when sampling stopped, at the time cap), with the figures that say so."""
+    if clean >= policy.min_samples:
+        return {"quality": OK, "clean_samples": clean}
+    return {"quality": TOO_FEW, "clean_samples": clean,
+            "quality_detail": (f"{clean} clean samples, fewer than min_samples ({policy.min_samples}), when sampling "
+                               f"stopped ({stop_reason}): the median is not a measurement to compare; raise "
+                               "--dcuopt-max-time, or find what delays the samples (timing.sync_detected, "
+                               "timing.late_samples_discarded)")}
 
 
 @dataclass

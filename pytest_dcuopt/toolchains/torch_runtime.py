@@ -28,7 +28,14 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from ..errors import DcuOptError
-from ..timing.backend import FALLBACK_L2_BYTES, FLUSH_ENV, DeviceBackend, choose_flush_mode, flush_bytes_for
+from ..timing.backend import (
+    FALLBACK_L2_BYTES,
+    FLUSH_ENV,
+    Activity,
+    DeviceBackend,
+    choose_flush_mode,
+    flush_bytes_for,
+)
 from ..timing.device import measure_device, rotation_sets
 from ..timing.policy import Samples, TimingPolicy
 from .base import Artifact, LoadedKernel, Runtime, Toolchain
@@ -134,6 +141,7 @@ class TorchBackend(DeviceBackend):
         self._tiny = torch.zeros(1, dtype=torch.float32, device=device)
         self.offset_cache = {}  # the profiler offset per bound call
         self.bracket_cache = {}  # the calibrated bracket cost of this device
+        self.activity_cache = {}  # the flush/marker activity names of a synchronizing sample (timing.sync)
 
     def event(self) -> Any:
         return self.torch.cuda.Event(enable_timing=True)
@@ -158,9 +166,11 @@ class TorchBackend(DeviceBackend):
         elif self.flush_mode == "write":
             self._buffer.zero_()
 
-    def profile_device(self, body: Callable[[], Any]) -> list[tuple[str, float]] | None:
-        """[(name, seconds)] of every device activity `body` queues, in start order (torch.profiler: CUPTI on
-        CUDA, roctracer on ROCm), or None when the profiler cannot record device activity here."""
+    def profile_activities(self, body: Callable[[], Any]) -> list[Activity] | None:
+        """Every device activity (kernels, copies, memsets) `body` queues, in start order, with start times
+        (torch.profiler: CUPTI on CUDA, roctracer on ROCm); None when the profiler cannot record device activity
+        here, and then `profiler_problem` says why. Kernels launched by a C ABI library's own (static) CUDA runtime
+        are recorded too: CUPTI traces at the driver."""
         torch = self.torch
         try:
             from torch.profiler import ProfilerActivity, profile
@@ -170,10 +180,11 @@ class TorchBackend(DeviceBackend):
                 self.synchronize()
             events = prof.profiler.kineto_results.events()
             device = [e for e in events if e.device_type() == torch.autograd.DeviceType.CUDA and e.duration_ns() > 0]
-        except Exception:  # noqa: BLE001 - a missing profiler means "no correction", said in the record
+        except Exception as exc:  # noqa: BLE001 - a missing profiler means "no profiler figures", said in the record
+            self.profiler_problem = f"torch.profiler failed: {type(exc).__name__}: {exc}"
             return None
         device.sort(key=lambda e: e.start_ns())
-        return [(e.name(), e.duration_ns() * 1e-9) for e in device] or None
+        return [Activity(e.name(), e.duration_ns() * 1e-9, e.start_ns() * 1e-9) for e in device]
 
     def flush_info(self) -> dict[str, Any]:
         how = {"read": "a sum over the buffer (reads evict the kernel's lines; the L2 is left clean)",

@@ -9,10 +9,18 @@ The real thing is exercised on the H200 (docs/gpu-timing.md, tests/toolchains/te
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 
-from pytest_dcuopt.timing.backend import FALLBACK_L2_BYTES, DeviceBackend, choose_flush_mode, flush_bytes_for
+from pytest_dcuopt.timing.backend import (
+    FALLBACK_L2_BYTES,
+    Activity,
+    DeviceBackend,
+    choose_flush_mode,
+    flush_bytes_for,
+)
 from pytest_dcuopt.timing.bracket import Hiding, delay_for, late_mask
 from pytest_dcuopt.timing.device import (
     MAX_ROTATION_SETS,
@@ -28,8 +36,8 @@ from pytest_dcuopt.timing.offset import (
     event_offset,
     split_activities,
 )
-from pytest_dcuopt.timing.side import describe_samples, seed_method
 from pytest_dcuopt.timing.policy import TimingPolicy
+from pytest_dcuopt.timing.side import describe_samples, seed_method
 
 US = 1e-6
 
@@ -61,21 +69,30 @@ class SimEvent:
 
 
 class SimGpu(DeviceBackend):
-    """One stream. `kernel()` is the C ABI call: host cost, then the kernel is queued."""
+    """One stream. `kernel()` is the C ABI call: host cost, then the kernel is queued.
+
+    Calls that wait for the device, as `solve`s written elsewhere do: `syncs` (cudaDeviceSynchronize after the
+    kernel: the host waits until the stream is idle, then pays `sync_cost`), `alloc_s` (cudaMalloc of a temporary
+    before the kernel, `alloc_s` of host time, and cudaFree after it, which waits for the device too), `copy_s`
+    (a device-to-device cudaMemcpy after the kernel: a device activity the host does not wait for).
+    """
 
     timer = "simulated events"
 
     def __init__(self, cold_s: float = 10 * US, hot_s: float = 4 * US, launch_cost: float = 8 * US,
                  has_sleep: bool = True, l2_bytes: int = 50 * 2**20, bracket_s: float = 0.0, event_s: float = 0.0,
-                 profiler: bool = False, tiny_s: float | None = 1.6 * US) -> None:
+                 profiler: bool = False, tiny_s: float | None = 1.6 * US, syncs: bool = False, alloc_s: float = 0.0,
+                 copy_s: float = 0.0, sync_cost: float = 5 * US) -> None:
         self.clock = SimClock()
+        self.syncs, self.alloc_s, self.copy_s, self.sync_cost = syncs, alloc_s, copy_s, sync_cost
+        self.kernel_times: Iterator[float] | None = None  # per-call kernel durations (noise), else cold_s/hot_s
         # The bracket's cost, as on a real GPU: each event occupies the stream for event_s, and the first kernel
         # after an event pays bracket_s to launch onto an idle GPU. Both lie inside the events and outside the
         # kernel's own (profiler) record; back-to-back kernels pay neither.
         self.bracket_s, self.event_s, self.after_event = bracket_s, event_s, False
         self.tiny_s = tiny_s
         self.profiler = profiler
-        self.recording: list[tuple[str, float]] | None = None
+        self.recording: list[Activity] | None = None
         self.free_at = 0.0
         self.cold_s, self.hot_s, self.launch_cost = cold_s, hot_s, launch_cost
         self.record_cost, self.flush_s, self.cycles_per_s = 1 * US, 30 * US, 1.5e9
@@ -90,15 +107,24 @@ class SimGpu(DeviceBackend):
         start = max(self.free_at, self.clock.now)
         self.free_at = start + duration
         if activity and self.recording is not None:
-            self.recording.append((activity, duration))
+            self.recording.append(Activity(activity, duration, start))
         return start
 
     def kernel(self) -> None:
         self.calls += 1
         self.clock.spend(self.launch_cost + self.stalls.get(self.calls, 0.0))
+        if self.alloc_s:
+            self.clock.spend(self.alloc_s)  # cudaMalloc
         self._launch_latency()
-        self.run(self.cold_s if self.cache_cold else self.hot_s, "solve_kernel")
+        duration = next(self.kernel_times) if self.kernel_times is not None else None
+        self.run(duration or (self.cold_s if self.cache_cold else self.hot_s), "solve_kernel")
         self.cache_cold = False
+        if self.copy_s:
+            self.clock.spend(3 * US)
+            self.run(self.copy_s, "Memcpy DtoD (Device -> Device)")
+        if self.syncs or self.alloc_s:  # cudaDeviceSynchronize, or cudaFree: both wait for the device
+            self.synchronize()
+            self.clock.spend(self.sync_cost)
 
     def _launch_latency(self) -> None:
         if self.after_event:
@@ -113,7 +139,7 @@ class SimGpu(DeviceBackend):
         self.run(self.tiny_s, "fill_kernel")
         return True
 
-    def profile_device(self, body):
+    def profile_activities(self, body: Callable[[], object]) -> list[Activity] | None:
         if not self.profiler:
             return None
         self.recording = []
@@ -143,10 +169,10 @@ class SimGpu(DeviceBackend):
         self.run(self.flush_s, "reduce_kernel")
         self.cache_cold = True
 
-    def flush_info(self) -> dict:
+    def flush_info(self) -> dict[str, Any]:
         return {"mode": "read", "bytes": 2 * self.l2_bytes}
 
-    def telemetry(self) -> dict:
+    def telemetry(self) -> dict[str, Any]:
         return {"sm_clock_mhz": 1980.0}
 
 
@@ -252,14 +278,14 @@ def test_offset_and_flush_modes_option_then_env_then_default(monkeypatch: pytest
     assert choose_offset_mode() == "none" and choose_offset_mode("profiler") == "profiler"
     gpu = SimGpu(bracket_s=2 * US)
     assert measure_device([gpu.kernel], POLICY, gpu, clock=gpu.clock).extra["event_offset"]["applied"] is False
-    with pytest.raises(ValueError, match="'sometimes' is not a mode.*--dcuopt-event-offset"):
+    with pytest.raises(ValueError, match=r"'sometimes' is not a mode.*--dcuopt-event-offset"):
         choose_offset_mode("sometimes")
     monkeypatch.delenv("DCUOPT_L2_FLUSH", raising=False)
     assert choose_flush_mode() == "read"
     monkeypatch.setenv("DCUOPT_L2_FLUSH", "write")
     assert choose_flush_mode() == "write" and choose_flush_mode("none") == "none"
     monkeypatch.setenv("DCUOPT_L2_FLUSH", "sometimes")
-    with pytest.raises(ValueError, match="not a flush mode; use one of read, write, none.*--dcuopt-l2-flush"):
+    with pytest.raises(ValueError, match=r"not a flush mode; use one of read, write, none.*--dcuopt-l2-flush"):
         choose_flush_mode()
 
 
@@ -368,7 +394,7 @@ def test_split_activities() -> None:
     assert split_activities(torch_sum * 3, infra, 3) == [[("reduce", 5.0)]] * 3
     # An extra activity breaks the positions; dropping infra names still separates the solve's kernels.
     assert split_activities(sample * 2 + [("spin", 2.0)], infra, 2) == [[("k1", 3.0), ("k2", 4.0)]] * 2
-    assert split_activities([("reduce", 1.0), ("spin", 2.0)] * 2, infra, 2).startswith("4 device activities")
+    assert str(split_activities([("reduce", 1.0), ("spin", 2.0)] * 2, infra, 2)).startswith("4 device activities")
 
 
 def test_no_correction_for_samples_no_longer_than_the_bracket() -> None:
