@@ -49,3 +49,7 @@ class WorkerError(DcuOptError):
 
 class TimedCallsWrong(DcuOptError):
     """A kernel's outputs were wrong on the checked calls among its timed calls (it passed its correctness calls)."""
+
+
+class ReportError(DcuOptError):
+    """Writing the run's results (state.json, summary.md, reports) failed in part; what was written stays."""

@@ -1,7 +1,6 @@
 """pytest entry point (`pytest11: dcuopt`). Kept thin: options, markers, hooks, collection, the session object."""
 from __future__ import annotations
 
-import json
 from collections.abc import Generator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -9,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from . import markers
+from .errors import DcuOptError
 from .options import Options, add_options
 
 if TYPE_CHECKING:
@@ -113,26 +113,12 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> Generator[
     if workeroutput is not None:  # an xdist worker: hand records to the controller
         workeroutput[WORKER_OUTPUT_KEY] = dcuopt.export()
     elif dcuopt.records or dcuopt.collected_cases:
-        dcuopt.finish(int(exitstatus))
-        if guard is not None and guard.received:
-            mark_interrupted(dcuopt, guard.received)
-
-
-def mark_interrupted(dcuopt: DcuOptSession, signal_name: str) -> None:
-    """Add `interrupted` to the state just written (and a line atop summary.md): these results are partial."""
-    from .files import write_atomic
-    from .report.state import validate_state
-    from .report.summary import render_summary
-
-    state = dcuopt.state
-    if state is None or state.get("interrupted") == signal_name:
-        return
-    state["interrupted"] = signal_name
-    validate_state(state)
-    run_dir = dcuopt.options.run_dir
-    write_atomic(run_dir / "state.json", json.dumps(state, indent=2, default=str) + "\n")
-    write_atomic(run_dir / "summary.md", f"> **Interrupted by {signal_name}**: the run stopped early; these results "
-                                         "are partial.\n\n" + render_summary(state))
+        interrupted = guard.received if guard is not None else None
+        try:
+            dcuopt.finish(int(exitstatus), interrupted=interrupted)
+        except DcuOptError as exc:  # what could be written is written; say what was not, and fail the run
+            dcuopt.finish_error = str(exc)
+            session.exitstatus = pytest.ExitCode.INTERNAL_ERROR if exitstatus == 0 else exitstatus
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
@@ -140,6 +126,8 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     if dcuopt is None or dcuopt.state is None:
         return
     terminalreporter.section("dcuopt: branches per case")
+    if dcuopt.finish_error:
+        terminalreporter.write_line(f"dcuopt: {dcuopt.finish_error}", red=True)
     if dcuopt.state.get("interrupted"):
         terminalreporter.write_line(f"interrupted by {dcuopt.state['interrupted']}: the results below are partial")
     for line in dcuopt.terminal_lines():

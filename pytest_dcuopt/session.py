@@ -5,6 +5,7 @@ session only wires them to pytest and to the plugin's hooks (hookspec.py)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -12,17 +13,23 @@ import pytest
 
 from . import __version__
 from .bench.clock import SampleClock
-from .bench.run import interleave_with_baseline, run_benchmark
+from .bench.run import interleave_with_baseline, measure, run_benchmark
 from .case.model import Branch, KernelCase, load_case
 from .check.compare import reproduce_command
 from .check.verify import CheckSettings, check_before_timing, checked_call, run_correctness
+from .errors import DcuOptError, ReportError, TimedCallsWrong
 from .files import point_latest, write_atomic
+from .gate import REPORT_NAME as GATE_REPORT
+from .gate import build_gate
+from .gate import entry as gate_entry
+from .gate.ci import append_step_summary
 from .observe import Observer
 from .options import Options
 from .report.machine import machine_info, now
 from .report.records import BranchRecord
 from .report.state import build_state, validate_state
 from .report.summary import render_summary, terminal_lines
+from .timing.policy import significant
 from .toolchains import Availability, Toolchain, make_toolchain
 from .toolchains.cache import BuildCache
 from .variant import BuildSettings, Variant, resolve
@@ -44,6 +51,8 @@ class DcuOptSession:
         self.reports: dict[str, list[dict[str, Any]]] = {}  # observer name -> its report entries
         self.collected_cases = 0
         self.state: dict[str, Any] | None = None
+        self.finish_error: str | None = None  # what finish() could not write
+        self.gate = build_gate(options)  # None without --dcuopt-compare; a bad baseline is a usage error here
 
     # ----- toolchains and variants ------------------------------------------------------
     @property
@@ -109,7 +118,7 @@ class DcuOptSession:
         failure = run_correctness(variant, self.check_settings(), nodeid)
         self.config.hook.pytest_dcuopt_branch_checked(variant=variant, config=self.config, failure=failure)
         if failure is not None:
-            pytest.fail(failure, pytrace=False)
+            pytest.fail(self._with_regression(variant, "correctness", failure), pytrace=False)
 
     def check_once(self, variant: Variant, dims: dict[str, Any], seed: int, nodeid: str) -> None:
         """One checked call (the `dcuopt_case` fixture); raises AssertionError with the mismatch."""
@@ -125,18 +134,47 @@ class DcuOptSession:
         wrong = check_before_timing(variant, nodeid)  # no verdict here yet (deselected, or another xdist worker)
         if wrong is not None:
             variant.record.skipped = f"not benchmarked: {variant.label} failed the boundary dims checked before timing"
-            pytest.fail(wrong, pytrace=False)
+            pytest.fail(self._with_regression(variant, "correctness", wrong), pytrace=False)
         options = self.options
         samples = run_benchmark(variant, benchmark, clock, options.policy, options.timeout_s, nodeid)
+        if variant.record.timing is not None and "samples_ms" not in variant.record.timing:  # host timing: the gate
+            variant.record.timing["samples_ms"] = [significant(s * 1e3) for s in samples.seconds]  # needs them
         baseline = self._variants.get((variant.case.name, variant.toolchain.name, "baseline"))
         interleaved = interleave_with_baseline(variant, baseline, options.interleave_rounds, options.policy,
                                                options.timeout_s)
         if interleaved is not None:
             benchmark.extra_info["speedup_vs_baseline"] = round(interleaved["speedup"], 4)
         self.config.hook.pytest_dcuopt_branch_timed(variant=variant, config=self.config, samples=samples)
+        if self.gate is not None:
+            self.gate_timing(variant)
+
+    def gate_timing(self, variant: Variant) -> None:
+        """--dcuopt-compare: the branch's timing verdict against the baseline; SLOW fails the benchmark test."""
+        assert self.gate is not None
+        verdict = self.gate.judge_timing(variant.record, variant.toolchain.identity(), lambda: self._remeasure(variant))
+        self.add_report(GATE_REPORT, gate_entry(variant.record, verdict))
+        if verdict.fails:
+            pytest.fail(self.gate.slow_message(variant.label, verdict), pytrace=False)
+
+    def _remeasure(self, variant: Variant) -> list[float]:
+        try:
+            samples = measure(variant, self.options.policy, self.options.timeout_s)["samples"]
+        except TimedCallsWrong as exc:
+            pytest.fail(str(exc), pytrace=False)
+        return [s * 1e3 for s in samples.seconds]
+
+    def _with_regression(self, variant: Variant, kind: str, failure: str) -> str:
+        """The failure message, headed by the regression it is when the baseline (--dcuopt-compare) passed."""
+        note = self.gate.regression_note(variant.record, kind) if self.gate is not None else None
+        return f"{note}\n\n{failure}" if note else failure
 
     def run_observer(self, name: str, variant: Variant, item: pytest.Item) -> None:
-        self.observers[name].observe(self, variant, item)
+        try:
+            self.observers[name].observe(self, variant, item)
+        except pytest.fail.Exception as exc:
+            if name != "isa" or self.gate is None or not self.gate.regression_note(variant.record, "isa"):
+                raise
+            pytest.fail(self._with_regression(variant, "isa", str(exc.msg)), pytrace=False)
 
     def add_report(self, observer: str, entry: dict[str, Any]) -> None:
         self.reports.setdefault(observer, []).append(entry)
@@ -149,8 +187,17 @@ class DcuOptSession:
 
     def toolchains_json(self) -> dict[str, dict[str, Any]]:
         """Every toolchain probed in this run: here, or (under xdist) in a worker."""
-        probed_here = {name: a.to_json() for name, a in self._availability.items()}
+        probed_here = {name: {**a.to_json(), **self._identity(name, a)} for name, a in self._availability.items()}
         return dict(sorted({**self._worker_toolchains, **probed_here}.items()))
+
+    def _identity(self, name: str, availability: Availability) -> dict[str, str]:
+        """The compiler identity (what the gate compares with a baseline's), where the toolchain can build."""
+        if not availability.can_build:
+            return {}
+        try:
+            return {"identity": self.toolchain(name).identity()}
+        except (DcuOptError, OSError) as exc:
+            return {"identity_error": f"{type(exc).__name__}: {exc}"}
 
     def export(self) -> str:
         """What an xdist worker hands to the controller: records, observer reports, toolchain probes."""
@@ -170,28 +217,45 @@ class DcuOptSession:
         for name, probed in data["toolchains"].items():
             self._worker_toolchains.setdefault(name, probed)
 
-    def finish(self, exit_status: int | None) -> dict[str, Any]:
+    def finish(self, exit_status: int | None, interrupted: str | None = None) -> dict[str, Any]:
+        """Write state.json, summary.md and the observers' reports. Each file is written on its own: one
+        that fails (a hook raising, a schema violation, a full disk) does not cost the others, and the
+        errors are raised together at the end as a `ReportError`."""
+        errors: list[str] = []
         for record in self.records.values():
-            self.config.hook.pytest_dcuopt_update_branch_record(record=record, config=self.config)
+            _collect(errors, "pytest_dcuopt_update_branch_record", self.config.hook.pytest_dcuopt_update_branch_record,
+                     record=record, config=self.config)
         header = {
             "tool": {"name": "pytest_dcuopt", "version": __version__},
             "created_at": self.created_at, "finished_at": now(), "run_dir": str(self.options.run_dir),
-            "exit_status": exit_status, "machine": machine_info(), "options": self.options.to_json(),
-            "toolchains": self.toolchains_json(),
+            "exit_status": exit_status, "interrupted": interrupted, "machine": machine_info(),
+            "options": self.options.to_json(), "toolchains": self.toolchains_json(),
         }
         state = build_state(self.records.values(), header)
-        validate_state(state)
+        if self.gate is not None:
+            _collect(errors, "the regression gate", self.gate.attach, state, self.reports.get(GATE_REPORT, []))
+        try:
+            validate_state(state)
+        except Exception as exc:  # still write it: a schema slip must not lose the run's results
+            state["validation_error"] = f"{type(exc).__name__}: {str(exc)[:2000]}"
+            errors.append(f"state.json does not match its schema ({str(exc).splitlines()[0]}); written anyway "
+                          "with `validation_error` set")
         run_dir = self.options.run_dir
-        write_atomic(run_dir / "state.json", json.dumps(state, indent=2, default=str) + "\n")
-        write_atomic(run_dir / "summary.md", render_summary(state))
+        self.state = state
+        _collect(errors, "state.json", write_atomic, run_dir / "state.json",
+                 json.dumps(state, indent=2, default=str) + "\n")
+        _collect(errors, "summary.md", lambda: write_atomic(run_dir / "summary.md", render_summary(state)))
+        _collect(errors, "$GITHUB_STEP_SUMMARY", append_step_summary, state)
         for name, entries in sorted(self.reports.items()):
             observer = self.observers.get(name)
             if observer is not None and entries:
-                observer.write_report(run_dir / observer.report_name, entries,
-                                      {k: header[k] for k in ("tool", "created_at", "run_dir")})
+                _collect(errors, observer.report_name, observer.write_report, run_dir / observer.report_name,
+                         entries, {k: header[k] for k in ("tool", "created_at", "run_dir")})
         point_latest(run_dir)
-        self.state = state
-        self.config.hook.pytest_dcuopt_state_written(state=state, run_dir=run_dir, config=self.config)
+        _collect(errors, "pytest_dcuopt_state_written", self.config.hook.pytest_dcuopt_state_written,
+                 state=state, run_dir=run_dir, config=self.config)
+        if errors:
+            raise ReportError("writing the run's results failed in part:\n  " + "\n  ".join(errors))
         return state
 
     def report_paths(self) -> list[tuple[str, Path]]:
@@ -211,3 +275,11 @@ def _relative(path: Path, root: Path) -> str:
         return str(path.resolve().relative_to(root.resolve()))
     except ValueError:
         return str(path)
+
+
+def _collect(errors: list[str], what: str, action: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
+    """Run one step of writing the results; keep its error (with what it was) instead of stopping."""
+    try:
+        action(*args, **kwargs)
+    except Exception as exc:
+        errors.append(f"{what}: {type(exc).__name__}: {exc}")

@@ -71,7 +71,7 @@ class Verdict:
     def message(self) -> str:
         word = {PASS: "passed", FAIL: "FAILED", INCONCLUSIVE: "INCONCLUSIVE"}[self.outcome]
         dump = self.dump
-        head = [f"ISA check {word}: {self.label} on {dump.arch or 'an unknown arch'} ({dump.family})"
+        head = [f"ISA check {word}: {self.label} on {dump.arch or 'the build machine (arch not recorded)'} ({dump.family})"
                 + (" [RECORDED sample]" if dump.recorded else ""),
                 f"  mark: isa({_mark_text(self.spec)})" + (f"  [{self.spec.origin}]" if self.spec.origin else "")]
         if self.spec.reason:

@@ -79,8 +79,12 @@ def _table(rows: list[list[str]]) -> list[str]:
 
 def render_summary(state: Mapping[str, Any]) -> str:
     """summary.md: one table per case and toolchain, champion marked, failures with their minimal example."""
-    out = ["# pytest_dcuopt run summary", "",
-           f"- run dir: `{state['run_dir']}`", f"- started: {state['created_at']}, finished: {state['finished_at']}",
+    out = ["# pytest_dcuopt run summary", ""]
+    if state.get("interrupted"):
+        out += [f"> **Interrupted by {state['interrupted']}**: the run stopped early; these results are partial.", ""]
+    if state.get("validation_error"):
+        out += [f"> **state.json does not match its schema**: {state['validation_error'].splitlines()[0]}", ""]
+    out += [f"- run dir: `{state['run_dir']}`", f"- started: {state['created_at']}, finished: {state['finished_at']}",
            f"- machine: {state['machine'].get('cpu', '?')} ({state['machine'].get('host', '?')})",
            f"- timing: {timing_text(state)}", ""]
     toolchains = state.get("toolchains", {})
@@ -105,7 +109,66 @@ def render_summary(state: Mapping[str, Any]) -> str:
                 "correctness sweep, not for comparison. Re-run the benchmarks with `-n 0`.", ""]
     out += ["`*` = champion: the fastest correct branch whose median's 95% confidence interval lies wholly below the "
             "baseline's (\"beats noise\"). " + LEGEND, ""]
+    out += gate_section(state)
     return "\n".join(out)
+
+
+# ----- the regression gate (--dcuopt-compare; docs/gating.md) ---------------------------------------------------------
+GATE_HEADERS = ["case", "toolchain", "branch", "verdict", "before ms", "after ms", "change", "95% interval",
+                "regressions", "why / notes"]
+
+
+def gate_rows(state: Mapping[str, Any]) -> list[list[str]]:
+    """One row per branch with a `gate` entry: verdict, medians, change and its interval, regressions, reasons."""
+    rows = []
+    for case, data in state["cases"].items():
+        for toolchain, result in data["toolchains"].items():
+            for name, branch in result["branches"].items():
+                gate = branch.get("gate")
+                if not gate:
+                    continue
+                change = gate.get("change") or {}
+                interval = change.get("change_interval")
+                why = "; ".join(text for text in [gate.get("reason"), *(gate.get("notes") or [])] if text)
+                rows.append([case, toolchain, name, gate["verdict"], _ms(change.get("before_median_ms")),
+                             _ms(change.get("after_median_ms")), _pct(change.get("change")),
+                             f"{_pct(interval[0])} .. {_pct(interval[1])}" if interval else "-",
+                             ", ".join(gate.get("regressions") or []) or "-", why.replace("|", "/") or "-"])
+    return rows
+
+
+def _pct(value: Any) -> str:
+    return "-" if value is None else f"{value:+.1%}"
+
+
+def gate_table(state: Mapping[str, Any]) -> list[str]:
+    """The gate's Markdown table (summary.md, the terminal, $GITHUB_STEP_SUMMARY); [] when the run was not gated."""
+    gate = state.get("gate")
+    rows = gate_rows(state)
+    if not gate or not rows:
+        return []
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(GATE_HEADERS)]
+    line = "| " + " | ".join(h.ljust(w) for h, w in zip(GATE_HEADERS, widths, strict=True)) + " |"
+    rule = "|" + "|".join("-" * (w + 2) for w in widths) + "|"
+    return [line, rule, *("| " + " | ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) + " |"
+                          for row in rows)]
+
+
+def gate_section(state: Mapping[str, Any]) -> list[str]:
+    """`## Gate` with the baseline, the rule, the verdict counts and the table; [] when the run was not gated."""
+    gate = state.get("gate")
+    table = gate_table(state)
+    if not gate or not table:
+        return []
+    rule = gate.get("rule") or {}
+    counts = ", ".join(f"{v} {k}" for k, v in (gate.get("counts") or {}).items()) or "nothing compared"
+    out = ["## Gate vs baseline", "", f"- baseline: `{gate['baseline']}` ({gate.get('baseline_created_at')})",
+           f"- rule: SLOW/FAST when the {rule.get('confidence', 0.95):.0%} interval of the change excludes 0 and the "
+           f"change exceeds {rule.get('threshold', 0):.1%} and {rule.get('floor_us', 0):g} us; AMBIGUOUS re-measured "
+           f"up to {rule.get('retries', 0)} times", f"- verdicts: {counts}; regressions: {gate.get('regressions', 0)}"]
+    if gate.get("missing"):
+        out.append(f"- in the baseline, not in this run: {', '.join(gate['missing'])}")
+    return [*out, "", *table, ""]
 
 
 def timing_text(state: Mapping[str, Any]) -> str:
@@ -205,4 +268,5 @@ def terminal_lines(state: Mapping[str, Any]) -> list[str]:
             lines += ["  " + row for row in _table(branch_rows(result))]
     if lines:
         lines += textwrap.wrap(LEGEND.replace("`", ""), width=118)
+    lines += [line.replace("`", "") for line in gate_section(state)]
     return lines

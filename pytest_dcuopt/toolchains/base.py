@@ -47,7 +47,8 @@ class Availability:
         return self.capability is Capability.RUN
 
     def to_json(self) -> dict[str, Any]:
-        return {"capability": self.capability.value, "reason": self.reason, **dict(self.details)}
+        # The verdict goes last: no detail may overwrite it (a device's compute capability once did).
+        return {**dict(self.details), "capability": self.capability.value, "reason": self.reason}
 
 
 @dataclass(frozen=True)

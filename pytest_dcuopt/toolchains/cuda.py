@@ -98,7 +98,9 @@ class CudaToolchain(TorchDeviceToolchain):
         arch, arch_note = self.target_arch(probe)
         details: dict[str, Any] = {"nvcc": nvcc, "nvcc_version": self.identity(), "arch": arch, "arch_source": arch_note,
                                    "cuobjdump": find_cuobjdump(), "hip_headers": str(find_hip_headers() or "")}
-        details.update({k: v for k, v in probe.items() if k in ("torch", "cuda", "device", "capability")})
+        details.update({k: v for k, v in probe.items() if k in ("torch", "cuda", "device")})
+        if probe.get("capability"):
+            details["compute_capability"] = probe["capability"]
         if probe.get("device"):
             return Availability(Capability.RUN, f"{nvcc} building for {arch} ({arch_note}) on {probe['device']}", details)
         return Availability(Capability.COMPILE_ONLY,
