@@ -47,7 +47,9 @@ def rank_branches(records: Iterable[BranchRecord]) -> dict[str, Any]:
             entry["beats_baseline"] = ab["ci95_ms"][1] < ab["baseline_ci95_ms"][0]
         entries[name] = entry
         eligible = entry["beats_baseline"] or name == "baseline" or base is None
-        if may_rank(record) and mine is not None and eligible:
+        # A median from too few clean samples may still be shown, but never crowns a branch.
+        trusted = (record.timing or {}).get("quality", "ok") == "ok" or name == "baseline"
+        if may_rank(record) and mine is not None and eligible and trusted:
             # Rank by speedup where there is one: it is the drift-free interleaved figure when that ran.
             speedup = entry["speedup_vs_baseline"] if name != "baseline" else 1.0
             candidates.append((-speedup if speedup else mine.median_ms, name))

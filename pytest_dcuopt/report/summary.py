@@ -26,7 +26,21 @@ HEADERS = ["branch", "correct", "median ms", "IQR ms", "rounds", "A/B ms", "spee
 LEGEND = ("`median ms`, `IQR ms`, `rounds`: the branch's own timing run. `A/B ms`: baseline/branch medians of the "
           "interleaved A/B rounds against the baseline; `speedup` and `beats noise` come from them when they ran "
           "(else from the two own-run medians), so `speedup` need not equal the ratio of the `median ms` column. "
-          "`beats noise` is `-` when nothing was compared (the branch was never timed, or no baseline was).")
+          "`beats noise` is `-` when nothing was compared (the branch was never timed, or no baseline was). "
+          "`[sync]`: the solve synchronizes or allocates, so it was timed one call per sample from the profiler's "
+          "kernel records (docs/gpu-timing.md); `(too few clean samples)`: the median is not trustworthy.")
+
+
+def _median_cell(timing: Mapping[str, Any]) -> str:
+    """The median, with the timing method when it is not the default and a warning when it is not to be trusted."""
+    cell = _ms(timing.get("median_ms"))
+    if timing.get("method") == "sync":
+        cell += " [sync]"
+    if timing and timing.get("quality", "ok") != "ok":
+        cell += " (too few clean samples)"
+    return cell
+
+
 # Toolchain capabilities (toolchains.base.Capability values); anything else in the field is not one.
 CAPABILITIES = ("run", "compile-only", "unavailable")
 
@@ -38,7 +52,7 @@ def branch_rows(toolchain: Mapping[str, Any]) -> list[list[str]]:
         tput = branch.get("throughput") or {}
         mark = "*" if branch.get("champion") else ""
         rows.append([
-            f"{name}{mark}", _correct(branch), _ms(timing.get("median_ms")), _ms(timing.get("iqr_ms")),
+            f"{name}{mark}", _correct(branch), _median_cell(timing), _ms(timing.get("iqr_ms")),
             str(timing.get("rounds", "-")), _ab(timing), _x(branch.get("speedup_vs_baseline")), _beats(name, branch),
             _ms(tput.get("gbps")), _ms(tput.get("gflops")), _isa(branch),
         ])

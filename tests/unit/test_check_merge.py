@@ -101,3 +101,16 @@ def test_the_correctness_tests_failure_is_kept_over_the_pre_timing_one(correctne
     views = [record(correct=False, failure=shrunk), record(correct=False, failure=boundary)]
     result = merged(*(views if correctness_first else views[::-1]))
     assert result.correct is False and result.failure == shrunk
+
+
+def test_a_median_from_too_few_clean_samples_never_crowns_a_branch() -> None:
+    def timed(branch: str, median: float, quality: str = "ok") -> BranchRecord:
+        record = BranchRecord("c", "cuda", branch, f"{branch}.cu", correct=True)
+        record.timing = {"median_ms": median, "iqr_ms": 0.001, "min_ms": median, "max_ms": median, "mean_ms": median,
+                         "ci95_ms": [median * 0.99, median * 1.01], "rounds": 50, "rel_spread": 0.01,
+                         "quality": quality}
+        return record
+
+    base, late = timed("baseline", 1.0), timed("late", 0.5, quality="too few clean samples")
+    assert rank_branches([base, late])["champion"] == "baseline"
+    assert rank_branches([base, timed("late", 0.5)])["champion"] == "late"
