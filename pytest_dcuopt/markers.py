@@ -14,6 +14,7 @@ import pytest
 
 CASE_MARKER = "dcuopt"
 ISA_MARKER = "isa"
+PROFILE_MARKER = "profile"
 
 MARKERS: dict[str, str] = {
     CASE_MARKER: "dcuopt(case, toolchain): set by pytest_dcuopt on every test it generates for a kernel case; "
@@ -22,6 +23,11 @@ MARKERS: dict[str, str] = {
                 "max_registers=, max_shared_bytes=, max_scratch_bytes=, max_spills=, min_occupancy=, reason=, "
                 "strict=): check a kernel branch's generated ISA and resources in test_isa_<toolchain>[<branch>]; "
                 "put it in the case's ref.py (pytestmark, or branch_marks = {branch: [marks]}). See docs/isa.md.",
+    PROFILE_MARKER: "profile(metrics=, sections=, sqtt=, dims=, precision=, timeout_s=, reason=): run a kernel "
+                    "branch once under the platform's profiler (perf, ncu, hipprof, rocprof) in "
+                    "test_profile_<toolchain>[<branch>]: normalized metrics, roofline bound and axis budget in "
+                    "profile.json and the branch record; put it in ref.py like isa. See docs/profiling.md.",
+    "ablation": "ablation(methods={id: '-DFLAG'}, rounds=, reason=): attribute by building without each method",
 }
 
 

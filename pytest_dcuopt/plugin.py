@@ -55,9 +55,11 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 def pytest_dcuopt_observers(config: pytest.Config) -> list[Observer]:
+    """The built-in observers: ISA checks (`isa` mark) and method ablation (`ablation` mark)."""
+    from .observe.ablation import AblationObserver
     from .observe.isa import IsaObserver
 
-    return [IsaObserver()]
+    return [IsaObserver(), AblationObserver()]
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:

@@ -1,0 +1,6 @@
+"""`dcuopt`: the optimization loop's deterministic commands (env, setup, open-iter, close-iter, finalize).
+
+Each command is a module of this package; `main.py` parses the command line. Every command re-reads the
+run directory, can be run again with the same result, and measures through pytest in a subprocess (the
+harness writes its own state.json under the iteration, never over the loop's). See docs/loop.md.
+"""

@@ -1,0 +1,241 @@
+"""`dcuopt close-iter RUN_DIR`: validate methods.json, measure the iteration, pick the champion, update the state.
+
+1. methods.json against the schema and the loop's rules (nothing runs when it is invalid).
+2. pytest on `iterv<i>/` in a subprocess (correctness, benchmarks, ISA; the harness's run dir `iterv<i>/pytest/`
+   is emptied first). The iteration's baseline is the best before it, so the harness's own rule picks the
+   champion: the fastest correct branch whose speedup interval vs the current best lies wholly above 1.
+3. When a branch is promoted and methods carry `ablation_flag`s: pytest once more on the champion's
+   `test_ablation_<toolchain>` (the `ablation` observer), into `iterv<i>/ablation/`.
+4. state.json: this iteration's entries are replaced (never appended twice), the best moves only on a promotion,
+   every method is classified by the state rules.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+from pathlib import Path
+from typing import Any
+
+from ..files import write_atomic
+from ..report.machine import now
+from . import methods as methods_json
+from .harness import HarnessRun, branch_problem, run_pytest, speedup_interval, toolchain_entry
+from .layout import (
+    METHOD_LISTS,
+    LoopError,
+    RunLayout,
+    copy_fresh,
+    current_iteration,
+    iteration_record,
+    kernel_file,
+    load_state,
+    save_state,
+)
+from .open_iter import scaffold
+
+FLAT_ITERATIONS_FOR_TRIAGE = 3  # the seed: three iterations without a material gain -> SQTT triage
+EFFECTIVE, INEFFECTIVE, INCONCLUSIVE = "effective", "ineffective", "inconclusive"
+
+
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = commands.add_parser("close-iter", help="measure the open iteration and update the run's state")
+    parser.add_argument("run_dir", type=Path)
+    parser.add_argument("--iter", type=int, default=None, help="iteration (default: the last opened)")
+    parser.add_argument("--pytest-args", default="", help="extra pytest arguments for this close")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    layout = RunLayout(args.run_dir.resolve())
+    state = load_state(layout)
+    index = args.iter or current_iteration(state)
+    if index is None:
+        raise LoopError(f"no iteration of {layout.run_dir} is open; run `dcuopt open-iter {layout.run_dir}` first.")
+    record = iteration_record(state, index)
+    if str(index + 1) in state["iterations"]:
+        raise LoopError(f"iteration {index + 1} is already open: closing iteration {index} again would change the "
+                        "baseline under it. Close the last iteration only.")
+    document = checked_methods(layout, state, index)
+    scaffold(layout, state, index, record)  # regenerates ref.py/dims.json and restores the frozen baseline copy
+    extra = [f"--dcuopt-backend={state['toolchain']}", *state.get("pytest_args", []), *shlex.split(args.pytest_args)]
+    folder = layout.iteration(index)
+    harness = run_pytest([str(folder)], layout.harness_dir(index), [*extra, "-k", "not test_ablation"],
+                         cwd=layout.run_dir)
+    entry = toolchain_entry(harness, folder.name, state["toolchain"])
+    outcome = judge_branches(entry)
+    if outcome["promoted"]:
+        outcome["ablation"] = ablate(layout, state, index, outcome["champion"], document, extra)
+    classified = classify(document["methods"], outcome)
+    write_atomic(folder / "attribution.json", json.dumps({"iter": index, **outcome, "methods": classified},
+                                                         indent=2, default=str) + "\n")
+    update_state(layout, state, index, record, document, outcome, classified, harness)
+    save_state(layout, state)
+    report(state, index, outcome, classified)
+    return 0
+
+
+def checked_methods(layout: RunLayout, state: dict[str, Any], index: int) -> dict[str, Any]:
+    path = layout.iteration(index) / "methods.json"
+    earlier = [m for m in state["selected_methods"] if m.get("iter") != index]
+    problems = methods_json.validate(path, index, earlier)
+    if problems:
+        raise LoopError(f"methods.json of iteration {index} is not valid; nothing was run:\n  " + "\n  ".join(problems))
+    return dict(json.loads(path.read_text()))
+
+
+def judge_branches(entry: dict[str, Any]) -> dict[str, Any]:
+    """The harness's verdicts for every branch, and whether its champion replaces the current best."""
+    branches = entry["branches"]
+    base = branches.get("baseline", {})
+    if base.get("correct") is not True or not base.get("timing"):
+        raise LoopError("the current best (this iteration's baseline) was not measured correct and timed: "
+                        f"{branch_problem(base)}. See the harness log in the iteration's pytest/ folder.")
+    table = {name: {"correct": r.get("correct"), "median_ms": (r.get("timing") or {}).get("median_ms"),
+                    "speedup": r.get("speedup_vs_baseline"), "speedup_interval": speedup_interval(r),
+                    "beats_current_best": r.get("beats_baseline"),
+                    "problem": None if r.get("correct") is True and r.get("timing") else branch_problem(r)}
+             for name, r in branches.items()}
+    champion = entry.get("champion")
+    # Never on `correct: null`: only a branch whose correctness test passed in this run may become the best.
+    promoted = (champion not in (None, "baseline") and branches[champion].get("correct") is True
+                and branches[champion].get("beats_baseline") is True)
+    candidates = [n for n in branches if n != "baseline"]
+    return {"promoted": promoted, "champion": champion if promoted else None,
+            "current_best_ms": base["timing"]["median_ms"], "branches": table,
+            "any_correct_branch": any(table[n]["correct"] is True and table[n]["median_ms"] for n in candidates)}
+
+
+def ablate(layout: RunLayout, state: dict[str, Any], index: int, champion: str, document: dict[str, Any],
+           extra: list[str]) -> dict[str, Any]:
+    """The champion's ablation run (methods with an ablation_flag), or why there is none."""
+    if not any(m.get("ablation_flag") for m in document["methods"]):
+        return {"status": "not run", "reason": "no method in methods.json has an ablation_flag"}
+    node = f"{layout.iteration(index) / 'ref.py'}::test_ablation_{state['toolchain']}[{champion}]"
+    harness = run_pytest([node], layout.ablation_dir(index), extra, cwd=layout.run_dir)
+    report = harness.report("ablation.json")
+    entries = [e for e in (report or {}).get("ablations", []) if e["branch"] == champion]
+    if not entries:
+        return {"status": "not run", "reason": ablation_missing(harness)}
+    return {"status": "ran", **entries[0]}
+
+
+def ablation_missing(harness: HarnessRun) -> str:
+    if harness.result.returncode == 4 or "not found" in harness.result.stdout + harness.result.stderr:
+        return ("no test_ablation item: the `ablation` observer is not registered in this pytest (plugin.py's "
+                "pytest_dcuopt_observers, or a conftest returning observe.ablation.AblationObserver())")
+    return f"the ablation run wrote no result (pytest exit {harness.result.returncode}): {harness.output_tail(5)}"
+
+
+def classify(declared: list[dict[str, Any]], outcome: dict[str, Any]) -> list[dict[str, Any]]:
+    """The state rules per method: effective only on a promotion with a slowdown beyond noise when removed."""
+    ablation = outcome.get("ablation") or {}
+    measured = ablation.get("methods", {})
+    found = []
+    for method in declared:
+        entry = {"id": method["id"], "name": method["name"], "axis": method["axis"]}
+        if not outcome["promoted"]:
+            entry.update(_without_champion(outcome))
+        elif method["id"] in measured:
+            entry.update(_from_ablation(measured[method["id"]]))
+        else:
+            reason = ablation.get("reason") or "no ablation_flag for this method in methods.json"
+            entry.update(bucket=INCONCLUSIVE, note=f"not ablated: {reason}")
+        found.append(entry)
+    return found
+
+
+def _without_champion(outcome: dict[str, Any]) -> dict[str, Any]:
+    if outcome["any_correct_branch"]:
+        return {"bucket": INEFFECTIVE,
+                "note": "correct branches were measured, none beat the current best beyond noise"}
+    return {"bucket": INCONCLUSIVE, "note": "no branch built and passed correctness: the method was never measured"}
+
+
+def _from_ablation(result: dict[str, Any]) -> dict[str, Any]:
+    verdict = result.get("outcome")
+    if verdict == "helps":
+        return {"bucket": EFFECTIVE, "slowdown_when_removed": result["slowdown_when_removed"],
+                "slowdown_interval": result["slowdown_interval"]}
+    if verdict in ("no measurable effect", "hurts"):
+        return {"bucket": INEFFECTIVE, "note": f"removing it: {verdict}", "slowdown_interval":
+                result.get("slowdown_interval")}
+    return {"bucket": INCONCLUSIVE, "note": f"ablated build {verdict}: {str(result.get('message', ''))[:300]}"}
+
+
+def update_state(layout: RunLayout, state: dict[str, Any], index: int, record: dict[str, Any],
+                 document: dict[str, Any], outcome: dict[str, Any], classified: list[dict[str, Any]],
+                 harness: HarnessRun) -> None:
+    """Replace this iteration's entries (a second close changes no count), then add the new ones."""
+    for name in METHOD_LISTS:
+        state[name] = [m for m in state[name] if m.get("iter") != index]
+    state["history"] = [h for h in state["history"] if h.get("iter") != index]
+    state["frontier"] = [f for f in state["frontier"] if f.get("iter") != index]
+    by_id = {m["id"]: m for m in document["methods"]}
+    for method in classified:
+        full = {**by_id[method["id"]], **method, "iter": index}
+        state["selected_methods"].append(full)
+        state[f"{method['bucket']}_methods"].append(full)
+    best_before = record["baseline_file"]
+    if outcome["promoted"]:
+        source = kernel_file(layout.iteration(index) / "branches" / outcome["champion"])
+        assert source is not None
+        frozen = layout.iteration(index) / "champion" / source.name
+        copy_fresh(source, frozen)
+        state["best_file"] = str(frozen)
+        state["best_metric_ms"] = outcome["branches"][outcome["champion"]]["median_ms"]
+    else:
+        state["best_file"] = best_before
+        state["best_metric_ms"] = outcome["current_best_ms"]
+    champion = outcome["branches"].get(outcome["champion"] or "", {})
+    state["history"].append({
+        "iter": index, "status": "improved" if outcome["promoted"] else
+        ("no_gain" if outcome["any_correct_branch"] else "all_branches_failed"),
+        "champion": outcome["champion"], "kernel_file": state["best_file"], "best_before_file": best_before,
+        "best_before_ms": outcome["current_best_ms"], "ms": state["best_metric_ms"],
+        "speedup_vs_best_before": champion.get("speedup"), "speedup_interval": champion.get("speedup_interval"),
+        "methods": [m["id"] for m in classified], "method_names": [m["name"] for m in classified],
+        "branches": outcome["branches"], "ablation": _ablation_summary(outcome.get("ablation")),
+        "harness_state": str(harness.run_dir / "state.json"), "closed_at": now()})
+    state["history"].sort(key=lambda h: h["iter"])
+    state["frontier"] += [{"iter": index, "branch": name, "ms": b["median_ms"], "speedup": b["speedup"]}
+                          for name, b in outcome["branches"].items()
+                          if name not in ("baseline", outcome["champion"]) and b["correct"] is True and b["median_ms"]]
+    state["iterations"][str(index)] = {**record, "status": "closed", "closed_at": now()}
+    state["recommendation"] = recommendation(state)
+
+
+def _ablation_summary(ablation: dict[str, Any] | None) -> dict[str, Any] | None:
+    if not ablation:
+        return None
+    return {k: v for k, v in ablation.items() if k in ("status", "reason", "methods", "full_median_ms", "min_effect")}
+
+
+def recommendation(state: dict[str, Any]) -> str | None:
+    flat = 0
+    for entry in reversed(state["history"]):
+        if entry["status"] == "improved":
+            break
+        flat += 1
+    if flat >= FLAT_ITERATIONS_FOR_TRIAGE:
+        return (f"{flat} iterations without a gain beyond noise: triage with SQTT (hipprof --sqtt on DCU, ncu source "
+                "counters on NVIDIA) before selecting more source changes")
+    return None
+
+
+def report(state: dict[str, Any], index: int, outcome: dict[str, Any], classified: list[dict[str, Any]]) -> None:
+    for name, branch in sorted(outcome["branches"].items()):
+        figure = f"{branch['median_ms']:.4g} ms" if branch["median_ms"] else "-"
+        interval = f" {branch['speedup_interval']}" if branch["speedup_interval"] else ""
+        speed = f", {branch['speedup']:.3g}x{interval}" if branch["speedup"] and name != "baseline" else ""
+        print(f"  {name}: {figure}{speed}{' - ' + branch['problem'] if branch['problem'] else ''}")
+    if outcome["promoted"]:
+        print(f"iteration {index}: {outcome['champion']} is the new best ({state['best_file']})")
+    else:
+        print(f"iteration {index}: no branch beat the current best beyond noise; the best stays {state['best_file']}")
+    for method in classified:
+        print(f"  method {method['id']}: {method['bucket']}{' - ' + method['note'] if method.get('note') else ''}")
+    if state["recommendation"]:
+        print(f"recommendation: {state['recommendation']}")
+    total = state["iterations_total"]
+    print(f"next: dcuopt {'open-iter' if index < total else 'finalize'} {state['run_dir']}")

@@ -1,0 +1,112 @@
+"""`dcuopt env`: what this machine can do, to env.json (toolchains, arch, wave size, tools present or degraded).
+
+Toolchains are probed through the registry (`availability()` of every registered toolchain); tools are looked up
+from the table below with `tool.which`. Nothing here branches on a vendor.
+"""
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import os
+import platform
+import re
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ..files import write_atomic
+from ..report.machine import now
+from ..tool import which
+from ..toolchains import make_toolchain, registered_names
+from ..toolchains.hip_tools import find_dccobjdump
+
+# name -> (how to find it, what the loop loses without it)
+TOOLS: dict[str, tuple[Callable[[], str | None], str]] = {
+    "hipcc": (lambda: which("hipcc", "DCUOPT_HIPCC"), "no HIP builds (DCU/ROCm kernels)"),
+    "hipprof": (lambda: which("hipprof"), "no DCU profile: roofline budget and counters are degraded"),
+    "dccobjdump": (find_dccobjdump, "no DCU ISA dump: ISA checks fall back to llvm-objdump/-save-temps or are "
+                                    "inconclusive"),
+    "rocminfo": (lambda: which("rocminfo"), "no AMD/DCU device listing: arch comes from torch or --dcuopt-arch"),
+    "rocm-smi": (lambda: which("rocm-smi"), "no DCU clocks/temperature in the records"),
+    "nvcc": (lambda: which("nvcc", "DCUOPT_NVCC"), "no CUDA builds"),
+    "ncu": (lambda: which("ncu"), "no NVIDIA profile: roofline budget and counters are degraded"),
+    "cuobjdump": (lambda: which("cuobjdump"), "no SASS dump: NVIDIA ISA checks are inconclusive"),
+    "g++": (lambda: which(os.environ.get("CXX", "g++")), "no CPU builds"),
+    "perf": (lambda: which("perf"), "no CPU counters"),
+}
+CK_TILE_ENV = ("CK_TILE_PATH", "CK_TILE_INCLUDE_DIR", "CK_PATH", "COMPOSABLE_KERNEL_PATH")
+CK_TILE_GLOBS = ("/opt/dtk*/include", "/opt/dtk*/*/include", "/opt/rocm*/include", "/opt/rocm*/*/include",
+                 "/usr/local/include", "/usr/include")
+# Lanes that execute in lock-step, by arch prefix: CDNA/GCN and Hygon DCUs run wave64, RDNA (gfx10+) defaults to
+# wave32, NVIDIA warps are 32 wide. Longest prefix wins.
+WAVE_SIZE_BY_ARCH_PREFIX = {"gfx9": 64, "gfx8": 64, "gfx10": 32, "gfx11": 32, "gfx12": 32, "sm_": 32}
+_ARCH_RE = re.compile(r"^(gfx[0-9a-f]+|sm_\d+a?)", re.I)
+
+
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = commands.add_parser("env", help="probe toolchains and tools to env.json")
+    parser.add_argument("--json", type=Path, default=Path("env.json"), help="where to write (default ./env.json)")
+    parser.add_argument("--arch", default=None, help="target arch passed to the toolchains (as --dcuopt-arch)")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    env = probe(args.arch)
+    write_atomic(args.json, json.dumps(env, indent=2, default=str) + "\n")
+    for line in describe(env):
+        print(line)
+    print(f"env: {args.json}")
+    return 0
+
+
+def probe(arch: str | None = None) -> dict[str, Any]:
+    toolchains = {name: make_toolchain(name, arch).availability().to_json() for name in registered_names()}
+    tools = {name: tool_entry(find, loss) for name, (find, loss) in TOOLS.items()}
+    tools["ck_tile_headers"] = ck_tile_entry()
+    runnable = [name for name, entry in toolchains.items() if entry["capability"] == "run"]
+    archs = {name: entry.get("gcn_arch") or entry.get("arch") for name, entry in toolchains.items()}
+    return {
+        "created_at": now(), "platform": platform.platform(), "python": sys.version.split()[0],
+        "toolchains": toolchains, "runnable_toolchains": runnable,
+        "devices": {name: {"arch": archs[name], "wave_size": wave_size(archs[name]), "device": entry.get("device")}
+                    for name, entry in toolchains.items() if archs[name]},
+        "tools": tools, "degraded": {name: entry["missing_means"] for name, entry in tools.items()
+                                     if not entry["available"]},
+    }
+
+
+def tool_entry(find: Callable[[], str | None], loss: str) -> dict[str, Any]:
+    path = find()
+    return {"available": path is not None, "path": path, "missing_means": loss}
+
+
+def ck_tile_entry() -> dict[str, Any]:
+    """CK Tile include directory (a folder holding ck_tile/), looked up as the hip toolchain does."""
+    candidates = [c for v in CK_TILE_ENV if os.environ.get(v) for c in (os.environ[v], os.path.join(os.environ[v],
+                                                                                                     "include"))]
+    candidates += [c for pattern in CK_TILE_GLOBS for c in sorted(glob.glob(pattern))]
+    found = next((c for c in candidates if os.path.isdir(os.path.join(c, "ck_tile"))), None)
+    return {"available": found is not None, "path": found,
+            "missing_means": "CK Tile kernels do not build: set CK_TILE_PATH to a composable_kernel checkout"}
+
+
+def wave_size(arch: str | None) -> int | None:
+    match = _ARCH_RE.match(arch or "")
+    if not match:
+        return None
+    name = match.group(1).lower()
+    prefixes = sorted((p for p in WAVE_SIZE_BY_ARCH_PREFIX if name.startswith(p)), key=len, reverse=True)
+    return WAVE_SIZE_BY_ARCH_PREFIX[prefixes[0]] if prefixes else None
+
+
+def describe(env: dict[str, Any]) -> list[str]:
+    lines = [f"toolchain {name}: {entry['capability']} - {entry['reason']}"
+             for name, entry in env["toolchains"].items()]
+    lines += [f"device ({name}): {d['device'] or 'none'}, arch {d['arch']}, wave size {d['wave_size'] or 'unknown'}"
+              for name, d in env["devices"].items()]
+    present = [name for name, entry in env["tools"].items() if entry["available"]]
+    lines.append(f"tools present: {', '.join(present) or 'none'}")
+    lines += [f"degraded: {name} missing - {why}" for name, why in env["degraded"].items()]
+    return lines

@@ -1,0 +1,112 @@
+"""The loop's run directory: where every file lives, and its state.json (the seed's keys plus the loop's).
+
+    <case>/run_<YYYYmmdd_HHMMSS>/
+      state.json            the loop state (seed layout: ref_file, dims, best_file, history, method lists ...)
+      env.json              `dcuopt env` at setup
+      baseline/kernel.<ext> the seeded baseline; baseline/preflight/ = the harness run that proved it
+      iterv<i>/             a kernel case of its own: ref.py (generated), dims.json, kernel.<ext> = the best
+                            before this iteration (its `baseline`), methods.json, analysis.md, branches/b<k>/,
+                            pytest/ (the harness run of close-iter), ablation/ (the champion's ablation run),
+                            champion/kernel.<ext> (a frozen copy when a branch was promoted)
+      summary.md, best_median.svg   `dcuopt finalize`
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import DcuOptError
+from ..files import write_atomic
+
+LAYOUT_VERSION = 1
+STATE_NAME = "state.json"
+ITERATION_PREFIX = "iterv"
+# The seed's method buckets (state rules), plus `inconclusive` for evidence that could not be gathered.
+METHOD_LISTS = ("selected_methods", "effective_methods", "ineffective_methods", "implementation_failed_methods",
+                "inconclusive_methods")
+
+
+class LoopError(DcuOptError):
+    """A loop command cannot go on; the message says what is wrong and how to fix it."""
+
+
+@dataclass(frozen=True)
+class RunLayout:
+    run_dir: Path
+
+    @property
+    def state_path(self) -> Path:
+        return self.run_dir / STATE_NAME
+
+    @property
+    def baseline_dir(self) -> Path:
+        return self.run_dir / "baseline"
+
+    def iteration(self, index: int) -> Path:
+        return self.run_dir / f"{ITERATION_PREFIX}{index}"
+
+    def branch(self, index: int, k: int) -> Path:
+        return self.iteration(index) / "branches" / f"b{k}"
+
+    def harness_dir(self, index: int) -> Path:
+        return self.iteration(index) / "pytest"
+
+    def ablation_dir(self, index: int) -> Path:
+        return self.iteration(index) / "ablation"
+
+
+def load_state(layout: RunLayout) -> dict[str, Any]:
+    path = layout.state_path
+    if not path.is_file():
+        raise LoopError(f"{layout.run_dir} has no {STATE_NAME}: it is not a run directory. Create one with "
+                        "`dcuopt setup CASE_DIR`.")
+    try:
+        state = json.loads(path.read_text())
+    except json.JSONDecodeError as exc:
+        raise LoopError(f"{path} is not valid JSON ({exc}); restore it or start a new run with `dcuopt setup`."
+                        ) from exc
+    if state.get("layout_version") != LAYOUT_VERSION:
+        raise LoopError(f"{path} has layout_version {state.get('layout_version')!r}; this dcuopt reads version "
+                        f"{LAYOUT_VERSION}. A run of the original skill (no layout_version) is read by pytest "
+                        "(collection) but cannot be continued by dcuopt: start a new run with `dcuopt setup`.")
+    return dict(state)
+
+
+def save_state(layout: RunLayout, state: dict[str, Any]) -> None:
+    write_atomic(layout.state_path, json.dumps(state, indent=2, sort_keys=False, default=str) + "\n")
+
+
+def sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def copy_fresh(source: Path, target: Path) -> None:
+    """Copy `source` over `target` (never keeping an old copy of something else)."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(source, target)
+
+
+def kernel_file(folder: Path) -> Path | None:
+    """The one kernel.<ext> source in `folder` (None when there is none)."""
+    found = sorted(p for p in folder.glob("kernel.*") if p.is_file() and p.suffix not in (".so", ".o", ".json"))
+    if len(found) > 1:
+        raise LoopError(f"{folder} holds {len(found)} kernel files ({', '.join(p.name for p in found)}); a loop "
+                        "branch has exactly one. Remove the others.")
+    return found[0] if found else None
+
+
+def iteration_record(state: dict[str, Any], index: int) -> dict[str, Any]:
+    record = state.get("iterations", {}).get(str(index))
+    if record is None:
+        raise LoopError(f"iteration {index} was never opened in {state.get('run_dir')}; run `dcuopt open-iter` first.")
+    return dict(record)
+
+
+def current_iteration(state: dict[str, Any]) -> int | None:
+    """The highest opened iteration (None before the first open-iter)."""
+    opened = [int(k) for k in state.get("iterations", {})]
+    return max(opened) if opened else None

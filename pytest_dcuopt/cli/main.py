@@ -1,0 +1,33 @@
+"""The `dcuopt` console script: one subcommand per loop step (docs/loop.md)."""
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from . import close_iter, env, finalize, open_iter, setup_run
+from .layout import LoopError
+
+COMMANDS = (env, setup_run, open_iter, close_iter, finalize)
+
+
+def parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(prog="dcuopt", description="The kernel optimization loop: env, setup, open-iter, "
+                                                             "close-iter, finalize. Each step can be run again.")
+    commands = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for command in COMMANDS:
+        command.add_parser(commands)
+    return top
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        return int(args.run(args))
+    except LoopError as exc:
+        print(f"dcuopt {args.command}: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,135 @@
+"""`dcuopt setup CASE_DIR`: preflight the case and create the run directory with the baseline seeded.
+
+Preflight is the harness itself: pytest in a subprocess on the case with `-k "correctness and baseline"`
+(ref.py imports, the reference runs at the boundary and Hypothesis dims, the baseline builds and passes).
+Only then is `<case>/run_<timestamp>/` created, with the baseline copied, env.json and state.json.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from .. import __version__
+from ..case.model import load_case
+from ..errors import CaseError
+from ..files import write_atomic
+from ..report.machine import now
+from ..toolchains import toolchain_class
+from . import env
+from .harness import branch_problem, run_pytest
+from .layout import LAYOUT_VERSION, METHOD_LISTS, LoopError, RunLayout, copy_fresh, save_state
+
+DEFAULT_ITERATIONS = 3  # the seed's defaults
+DEFAULT_BRANCHES = 4
+DEFAULT_NOISE_PCT = 2.0
+
+
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = commands.add_parser("setup", help="preflight a case and create its run directory")
+    parser.add_argument("case_dir", type=Path)
+    parser.add_argument("--iterations", type=int, default=DEFAULT_ITERATIONS, help="iterations (default 3)")
+    parser.add_argument("--branches", type=int, default=DEFAULT_BRANCHES, help="branches per iteration (default 4)")
+    parser.add_argument("--backend", default=None, help="toolchain (default: the one that runs the baseline)")
+    parser.add_argument("--noise-threshold-pct", type=float, default=DEFAULT_NOISE_PCT,
+                        help="a 'material' gain for the 3-flat-iterations SQTT rule (default 2.0)")
+    parser.add_argument("--ptr-size", type=int, default=0, help="kept for the seed's state; shapes come from ref.py")
+    parser.add_argument("--run-dir", type=Path, default=None,
+                        help="the run directory (default <case>/run_<timestamp>); an existing one with no iteration "
+                             "opened is set up again")
+    parser.add_argument("--pytest-args", default="", help="extra pytest arguments for every harness run of this run")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.iterations < 1 or args.branches < 1:
+        raise LoopError(f"--iterations {args.iterations} and --branches {args.branches} must both be at least 1.")
+    case_dir = args.case_dir.resolve()
+    try:
+        case = load_case(case_dir)
+    except CaseError as exc:
+        raise LoopError(f"{case_dir} is not a kernel case: {exc}") from exc
+    run_dir = choose_run_dir(case_dir, args.run_dir)
+    pytest_args = shlex.split(args.pytest_args)
+    with tempfile.TemporaryDirectory(prefix="dcuopt-preflight-") as scratch:
+        toolchain, baseline, preflight = run_preflight(case_dir, args.backend, pytest_args, Path(scratch))
+        layout = RunLayout(run_dir)
+        if layout.baseline_dir.exists():
+            shutil.rmtree(layout.baseline_dir)
+        shutil.copytree(Path(scratch) / "preflight", layout.baseline_dir / "preflight")
+    source = next(b.source for b in case.branches if b.is_baseline and b.source.name == baseline)
+    seeded = layout.baseline_dir / source.name
+    copy_fresh(source, seeded)
+    environment = env.probe()
+    write_atomic(run_dir / "env.json", json.dumps(environment, indent=2, default=str) + "\n")
+    dims = case.for_toolchain(toolchain).dims
+    state = initial_state(args, case_dir, run_dir, case.ref_path, dims, toolchain, source, seeded, environment)
+    state["preflight"] = preflight
+    save_state(layout, state)
+    print(f"preflight passed: {case.name} baseline {source.name} is correct on {toolchain}")
+    print(f"run: {run_dir}\nnext: dcuopt open-iter {run_dir}")
+    return 0
+
+
+def choose_run_dir(case_dir: Path, wanted: Path | None) -> Path:
+    if wanted is not None:
+        run_dir = wanted.resolve()
+        state = run_dir / "state.json"
+        if state.is_file() and json.loads(state.read_text()).get("iterations"):
+            raise LoopError(f"{run_dir} already has opened iterations; setting it up again would orphan them. "
+                            "Give a new --run-dir, or leave it out for a fresh run_<timestamp>.")
+        return run_dir
+    stamp = time.strftime("%Y%m%d_%H%M%S")
+    run_dir, n = case_dir / f"run_{stamp}", 1
+    while run_dir.exists():  # two setups in one second get distinct runs
+        n += 1
+        run_dir = case_dir / f"run_{stamp}_{n}"
+    return run_dir
+
+
+def run_preflight(case_dir: Path, backend: str | None, pytest_args: list[str],
+                  scratch: Path) -> tuple[str, str, dict[str, Any]]:
+    """(toolchain, baseline file name, what preflight saw), or a LoopError stating the contract failure."""
+    extra = ["-k", "correctness and baseline", f"--ignore-glob={case_dir}/run_*", *pytest_args]
+    if backend:
+        extra.append(f"--dcuopt-backend={backend}")
+    harness = run_pytest([str(case_dir)], scratch / "preflight", extra, cwd=case_dir)
+    cases = (harness.state or {}).get("cases", {}).get(case_dir.name, {}).get("toolchains", {})
+    passed = {name: entry["branches"]["baseline"] for name, entry in cases.items()
+              if entry["branches"].get("baseline", {}).get("correct") is True}
+    if harness.result.returncode != 0 or not passed:
+        problems = [f"  {name}: {branch_problem(entry['branches']['baseline'])}" for name, entry in cases.items()
+                    if "baseline" in entry["branches"]]
+        raise LoopError(f"preflight of {case_dir} failed (pytest exit {harness.result.returncode}): the baseline must "
+                        "build and pass its correctness test before any iteration.\n" + "\n".join(problems) +
+                        f"\npytest said:\n{harness.output_tail()}")
+    if len(passed) > 1:
+        raise LoopError(f"the baseline ran on several toolchains ({', '.join(sorted(passed))}); the loop optimizes "
+                        "for one: pass --backend NAME.")
+    toolchain, record = next(iter(passed.items()))
+    name = Path(record["source"]).name
+    if Path(name).suffix not in toolchain_class(toolchain).extensions:
+        raise LoopError(f"the {toolchain} baseline {name} has a suffix that toolchain does not build.")
+    return toolchain, name, {"toolchain": toolchain, "command": harness.result.command_line,
+                             "examples": record.get("examples"), "ran_at": now()}
+
+
+def initial_state(args: argparse.Namespace, case_dir: Path, run_dir: Path, ref: Path, dims: dict[str, Any],
+                  toolchain: str, original: Path, seeded: Path, environment: dict[str, Any]) -> dict[str, Any]:
+    """The seed's state.json keys (state.py init) plus the loop's own (layout_version, toolchain, iterations)."""
+    return {
+        "layout_version": LAYOUT_VERSION, "tool": {"name": "pytest_dcuopt", "version": __version__},
+        "run_dir": str(run_dir), "case_dir": str(case_dir), "case": case_dir.name, "toolchain": toolchain,
+        "baseline_file": str(seeded), "baseline_file_original": str(original), "ref_file": str(ref.resolve()),
+        "best_file": str(seeded), "best_metric_ms": None, "best_hipprof_output": None, "env": environment,
+        "iterations_total": args.iterations, "ncu_num": 5, "branches": args.branches,
+        "noise_threshold_pct": args.noise_threshold_pct, "ptr_size": args.ptr_size, "dims": dict(dims),
+        "pytest_args": shlex.split(args.pytest_args), **{name: [] for name in METHOD_LISTS},
+        "history": [], "roofline_history": [], "frontier": [], "iterations": {}, "recommendation": None,
+        "created_at": now(),
+    }

@@ -1,0 +1,78 @@
+"""The `ablation` marker end to end (pytester): one real optimization, one placebo, a broken switch.
+
+Fixture case: tests/data/cases/ablation_rowsum (row sums; branch `unrolled` has eight accumulators behind
+`#ifndef DCUOPT_NO_UNROLL` and a block that changes nothing behind `#ifndef DCUOPT_NO_PLACEBO`). The observer
+is registered by a conftest.py in the pytester dir, as a plugin or project would until plugin.py returns it.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import CASES, FAST
+from tests.context import skip_if_no_gxx
+
+ROWSUM = CASES / "ablation_rowsum"
+REGISTER = ("from pytest_dcuopt.observe.ablation import AblationObserver\n\n\n"
+            "def pytest_dcuopt_observers(config):\n    return [AblationObserver()]\n")
+
+
+def run_ablation(pytester: pytest.Pytester, cache: Path, case: Path = ROWSUM) -> pytest.RunResult:
+    shutil.copytree(case, pytester.path / case.name)
+    (pytester.path / "conftest.py").write_text(REGISTER)
+    fast = [a for a in FAST if not a.startswith("--dcuopt-max-time")]
+    return pytester.runpytest_subprocess(case.name, "-k", "test_ablation", f"--dcuopt-cache-dir={cache}",
+                                         f"--dcuopt-run-dir={pytester.path / 'run'}", "--dcuopt-max-time=0.8",
+                                         *fast, "-rs")
+
+
+@skip_if_no_gxx
+def test_removing_the_unroll_slows_the_branch_and_the_placebo_shows_no_effect(pytester, shared_build_cache) -> None:
+    result = run_ablation(pytester, shared_build_cache)
+    result.assert_outcomes(passed=1)
+    report = json.loads((pytester.path / "run" / "ablation.json").read_text())
+    (entry,) = report["ablations"]
+    assert (entry["case"], entry["toolchain"], entry["branch"]) == ("ablation_rowsum", "cpu", "unrolled")
+    unroll, placebo = entry["methods"]["latency.ilp_unroll"], entry["methods"]["noop.placebo"]
+    assert unroll["outcome"] == "helps", unroll
+    assert unroll["slowdown_interval"][0] > 1.2, unroll  # a serial float chain is much slower
+    assert unroll["flags"] == ["-DDCUOPT_NO_UNROLL"]
+    assert placebo["outcome"] == "no measurable effect", placebo
+    low, high = placebo["slowdown_interval"]
+    assert low <= 1 <= high
+    state = json.loads((pytester.path / "run" / "state.json").read_text())
+    recorded = state["cases"]["ablation_rowsum"]["toolchains"]["cpu"]["branches"]["unrolled"]["observations"]
+    assert recorded["ablation"]["methods"]["latency.ilp_unroll"]["outcome"] == "helps"
+
+
+@skip_if_no_gxx
+def test_an_ablated_build_that_is_wrong_is_reported_incorrect_not_essential(pytester, shared_build_cache,
+                                                                            tmp_path) -> None:
+    case = tmp_path / "ablation_rowsum"
+    shutil.copytree(ROWSUM, case)
+    source = case / "branches" / "unrolled" / "kernel.cpp"
+    # Removing this "method" drops the remainder loop: K % 8 != 0 rows come out wrong.
+    source.write_text(source.read_text().replace("for (; k < K; ++k) s += row[k];",
+                                                 "\n#ifndef DCUOPT_NO_TAIL\nfor (; k < K; ++k) s += row[k];\n#endif\n"))
+    ref = case / "ref.py"
+    ref.write_text(ref.read_text().replace('"noop.placebo": "-DDCUOPT_NO_PLACEBO"', '"tail": "-DDCUOPT_NO_TAIL"'))
+    result = run_ablation(pytester, shared_build_cache, case)
+    result.assert_outcomes(passed=1)
+    entry = json.loads((pytester.path / "run" / "ablation.json").read_text())["ablations"][0]
+    tail = entry["methods"]["tail"]
+    assert tail["outcome"] == "incorrect", tail
+    assert "slowdown_when_removed" not in tail
+    assert entry["methods"]["latency.ilp_unroll"]["outcome"] == "helps"
+
+
+def test_a_mark_without_methods_fails_with_the_fix(pytester, shared_build_cache, tmp_path) -> None:
+    case = tmp_path / "ablation_rowsum"
+    shutil.copytree(ROWSUM, case)
+    ref = case / "ref.py"
+    ref.write_text(ref.read_text().replace("pytest.mark.ablation(methods=", "pytest.mark.ablation(flags="))
+    result = run_ablation(pytester, shared_build_cache, case)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*ablation mark: unknown keyword(s) ?'flags'?; allowed: ?'methods', 'rounds'*"])
