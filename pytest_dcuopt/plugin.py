@@ -55,11 +55,12 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 def pytest_dcuopt_observers(config: pytest.Config) -> list[Observer]:
-    """The built-in observers: ISA checks (`isa` mark) and method ablation (`ablation` mark)."""
+    """The built-in observers: ISA checks (`isa`), method ablation (`ablation`) and profiling (`profile`)."""
     from .observe.ablation import AblationObserver
     from .observe.isa import IsaObserver
+    from .observe.profile import ProfileObserver
 
-    return [IsaObserver(), AblationObserver()]
+    return [IsaObserver(), AblationObserver(), ProfileObserver()]
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:

@@ -33,7 +33,7 @@ STAGES: list[tuple[str, tuple[str, ...]]] = [
     ("foundation", ("errors", "tool", "files", "markers", "__init__")),
     ("case", ("case",)),
     ("timing", ("timing",)),
-    ("isa", ("isa",)),
+    ("isa", ("isa", "profile")),
     ("toolchains", ("toolchains",)),
     ("run", ("run",)),
     ("report", ("report",)),
@@ -41,8 +41,9 @@ STAGES: list[tuple[str, tuple[str, ...]]] = [
     ("variant", ("variant",)),
     ("check", ("check",)),
     ("bench", ("bench",)),
+    ("gate", ("gate",)),  # judges what check and bench produced against a baseline; imports report and options
     ("observe", ("observe",)),
-    ("top", ("session", "collect", "handle", "plugin", "hookspec")),
+    ("top", ("session", "collect", "handle", "plugin", "hookspec", "cli")),
 ]
 
 

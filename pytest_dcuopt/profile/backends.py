@@ -1,0 +1,312 @@
+"""Profiler backends, chosen through a registry keyed by toolchain and ISA family (never an if/elif chain).
+
+A backend knows its tool: what is missing on this machine (`missing`), what the profile target needs for its
+profiled range (`range_request`), the commands that wrap the target (`collect`, through `tool.run_tool` with a
+timeout), and how its raw rows become normalized metrics (`normalize`). Its failures are outcomes, never
+exceptions: `Collected.failure` (the tool ran and failed: inconclusive, with its stderr) or
+`Collected.degraded` (something essential is unavailable: said so, never a pass); `Collected.notes` carry
+optional parts that were lost (e.g. hipprof's default `--pmc` group aborting with signal 6 on gfx936).
+"""
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from ..tool import ToolResult, run_tool, which
+from . import hipprof, ncu, perf, rocprof
+from .hipprof import PmcFormatError
+from .kernels import KernelRow
+from .metrics import Metric
+
+RANGE_PERF_FIFO = "perf-fifo"  # perf stat --control: counters enabled around the profiled call only
+RANGE_PROFILER_API = "profiler-api"  # cudaProfilerStart/Stop (hipProfilerStart/Stop) around the profiled call
+RANGE_NONE = "none"  # the tool records the whole process: rows are filtered by name and call
+
+
+@dataclass(frozen=True)
+class ProfileJob:
+    target: tuple[str, ...]  # argv of `python -m pytest_dcuopt.run.profile_target <request>`
+    workdir: Path
+    metrics: tuple[str, ...] = ()  # extra tool-specific metrics/events/counters
+    sections: tuple[str, ...] = ()  # ncu sections on request
+    sqtt: bool = False
+    timeout_s: float = 300.0
+
+
+@dataclass
+class Collected:
+    rows: list[KernelRow] = field(default_factory=list)
+    runs: list[ToolResult] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)
+    failure: str | None = None  # the tool failed: inconclusive
+    degraded: str | None = None  # essential counters unavailable: degraded
+    notes: list[str] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)  # backend-specific raw results (e.g. perf's PerfStat)
+
+
+class ProfileBackend(Protocol):
+    name: str
+    tool: str
+    range_kind: str
+
+    def missing(self) -> str | None:
+        """What is missing for this backend here (None: ready)."""
+
+    def range_request(self, workdir: Path) -> dict[str, Any]:
+        """Fields the profile target's request needs for the profiled range (FIFO paths, ...)."""
+
+    def collect(self, job: ProfileJob) -> Collected:
+        """Run the target under the tool and parse its rows."""
+
+    def normalize(self, rows: Sequence[KernelRow], collected: Collected, target: dict[str, Any]) -> list[Metric]:
+        """Normalized metrics of the counted rows; `target` is the profile target's own result."""
+
+
+def _failed(result: ToolResult, what: str) -> str:
+    why = "timed out" if result.timed_out else f"exited with {result.returncode}"
+    return f"{what} {why}: {result.command_line}\nstderr (tail):\n{result.stderr[-2000:]}"
+
+
+def _read(path: Path) -> str | None:
+    return path.read_text(errors="replace") if path.is_file() and path.stat().st_size > 0 else None
+
+
+# ----- CPU: perf stat ---------------------------------------------------------------------------------------
+class PerfBackend:
+    name = "perf"
+    tool = "perf stat"
+    range_kind = RANGE_PERF_FIFO
+
+    def missing(self) -> str | None:
+        if which("perf") is None:
+            return "perf is not on PATH (Debian: `apt-get install linux-perf`)"
+        return None
+
+    def hardware_verdict(self) -> str | None:
+        """None when `perf stat -e instructions true` counts; else why the machine cannot count hardware events."""
+        probe = run_tool(["perf", "stat", "-x,", "-e", "instructions", "true"], timeout=30)
+        stat = perf.parse_perf_stat(probe.stderr)
+        if not probe.ok:
+            return f"`perf stat -e instructions true` failed: {probe.stderr.strip()[-400:]}"
+        if "instructions" in stat.counters:
+            return None
+        paranoid = Path("/proc/sys/kernel/perf_event_paranoid")
+        level = paranoid.read_text().strip() if paranoid.is_file() else "?"
+        pmu = Path("/sys/bus/event_source/devices/cpu").exists()
+        where = ("a cpu PMU is listed" if pmu else
+                 "no cpu PMU in /sys/bus/event_source/devices: a virtual machine without hardware counters")
+        return (f"`perf stat -e instructions true` reports {stat.unsupported.get('instructions', 'no count')} "
+                f"(perf_event_paranoid={level}; {where})")
+
+    def range_request(self, workdir: Path) -> dict[str, Any]:
+        ctl, ack = workdir / "perf.ctl", workdir / "perf.ack"
+        for fifo in (ctl, ack):
+            if fifo.exists():
+                fifo.unlink()
+            os.mkfifo(fifo)
+        return {"perf_ctl": str(ctl), "perf_ack": str(ack)}
+
+    def collect(self, job: ProfileJob) -> Collected:
+        out = job.workdir / "perf.csv"
+        events = list(dict.fromkeys((*perf.DEFAULT_EVENTS, *job.metrics)))
+        command = ["perf", "stat", "-x,", "-o", str(out), "-D", "-1",
+                   "--control", f"fifo:{job.workdir / 'perf.ctl'},{job.workdir / 'perf.ack'}",
+                   "-e", ",".join(events), "--", *job.target]
+        result = run_tool(command, timeout=job.timeout_s)
+        collected = Collected(runs=[result], files=[str(out)])
+        text = _read(out)
+        if not result.ok or text is None:
+            collected.failure = _failed(result, "perf stat")
+            return collected
+        stat = perf.parse_perf_stat(text)
+        collected.rows = [perf.as_row(stat)]
+        collected.extra["unsupported"] = dict(stat.unsupported)
+        lost = perf.missing_hardware(stat)
+        if lost:
+            verdict = self.hardware_verdict()
+            collected.degraded = (f"perf unavailable: hardware events {', '.join(lost)}"
+                                  f"{'; ' + verdict if verdict else ''}; only software events (task-clock) counted")
+        return collected
+
+    def normalize(self, rows: Sequence[KernelRow], collected: Collected, target: dict[str, Any]) -> list[Metric]:
+        stat = perf.PerfStat({k: v for r in rows for k, v in r.counters.items()},
+                             {k.removeprefix("unit:"): v for r in rows for k, v in r.fields.items()})
+        return perf.normalize(stat, target.get("range_wall_s"))
+
+
+# ----- NVIDIA: Nsight Compute -------------------------------------------------------------------------------
+class NcuBackend:
+    name = "ncu"
+    tool = "ncu"
+    range_kind = RANGE_PROFILER_API
+
+    def missing(self) -> str | None:
+        return None if which("ncu") else "ncu (Nsight Compute) is not on PATH"
+
+    def range_request(self, workdir: Path) -> dict[str, Any]:
+        return {}
+
+    def collect(self, job: ProfileJob) -> Collected:
+        report = job.workdir / "ncu"
+        metrics = ",".join(dict.fromkeys((*ncu.DEFAULT_METRICS, *job.metrics)))
+        sections = [part for name in job.sections for part in ("--section", name)]
+        command = ["ncu", "--clock-control", "none", "--profile-from-start", "off", "--target-processes", "all",
+                   "-f", "-o", str(report), "--metrics", metrics, *sections, *job.target]
+        run = run_tool(command, timeout=job.timeout_s)
+        collected = Collected(runs=[run], files=[f"{report}.ncu-rep"])
+        if not run.ok or not Path(f"{report}.ncu-rep").is_file():
+            collected.failure = _failed(run, "ncu")
+            return collected
+        exported = run_tool(["ncu", "--import", f"{report}.ncu-rep", "--csv", "--print-units", "base"], timeout=120)
+        collected.runs.append(exported)
+        csv_path = job.workdir / "ncu.csv"
+        csv_path.write_text(exported.stdout)
+        collected.files.append(str(csv_path))
+        if not exported.ok:
+            collected.failure = _failed(exported, "ncu --import")
+            return collected
+        try:
+            collected.rows = ncu.parse_ncu_csv(exported.stdout, str(csv_path))
+        except PmcFormatError as exc:
+            collected.failure = f"{exc}\nncu stderr (tail):\n{run.stderr[-2000:]}"
+        return collected
+
+    def normalize(self, rows: Sequence[KernelRow], collected: Collected, target: dict[str, Any]) -> list[Metric]:
+        return ncu.normalize(rows)
+
+
+# ----- Hygon DCU: hipprof -----------------------------------------------------------------------------------
+class HipprofBackend:
+    name = "hipprof"
+    tool = "hipprof"
+    range_kind = RANGE_NONE
+
+    def missing(self) -> str | None:
+        return None if which("hipprof") else "hipprof (DTK) is not on PATH (e.g. /opt/dtk/bin)"
+
+    def range_request(self, workdir: Path) -> dict[str, Any]:
+        return {}
+
+    def _group(self, job: ProfileJob, flag: str, label: str) -> tuple[ToolResult, Path]:
+        prefix = job.workdir / label
+        result = run_tool(["hipprof", flag, "--pmc-type", "3", "-o", str(prefix), *job.target], timeout=job.timeout_s)
+        return result, Path(f"{prefix}.csv")
+
+    def collect(self, job: ProfileJob) -> Collected:
+        collected = Collected()
+        groups: dict[str, list[KernelRow]] = {}
+        for flag, label in (("--pmc-read", "pmc_read"), ("--pmc-write", "pmc_write")):
+            result, path = self._group(job, flag, label)
+            collected.runs.append(result)
+            collected.files.append(str(path))
+            text = _read(path)
+            if not result.ok or text is None:
+                collected.failure = _failed(result, f"hipprof {flag}")
+                return collected
+            groups[label] = hipprof.parse_pmc_csv(text, str(path))
+        self._default_group(job, collected, groups)
+        if job.sqtt:
+            self._sqtt(job, collected)
+        try:
+            collected.rows = hipprof.join_by_dispatch(groups)
+        except PmcFormatError as exc:
+            collected.failure = str(exc)
+        return collected
+
+    def _default_group(self, job: ProfileJob, collected: Collected, groups: dict[str, list[KernelRow]]) -> None:
+        result, path = self._group(job, "--pmc", "pmc_default")
+        collected.runs.append(result)
+        text = _read(path)
+        if hipprof.aborted(result.returncode, result.stderr) and text is None:
+            collected.notes.append("degraded: hipprof's default --pmc group aborted with signal 6 (known on some "
+                                   "gfx936 DTK builds, at queue creation); L2 hit rate and LDS bank conflicts are "
+                                   "missing, the --pmc-read/--pmc-write groups are used alone")
+        elif not result.ok or text is None:
+            collected.notes.append(_failed(result, "hipprof --pmc (default group, optional)"))
+        else:
+            collected.files.append(str(path))
+            groups["pmc_default"] = hipprof.parse_pmc_csv(text, str(path))
+
+    def _sqtt(self, job: ProfileJob, collected: Collected) -> None:
+        folder = job.workdir / "sqtt"
+        folder.mkdir(exist_ok=True)
+        result = run_tool(["hipprof", "--sqtt", "--sqtt-type", "stat", "-o", f"{folder}/", *job.target],
+                          timeout=job.timeout_s)
+        collected.runs.append(result)
+        produced = sorted(str(p) for p in folder.rglob("*") if p.is_file())
+        collected.files += produced
+        collected.notes.append(
+            f"sqtt: {len(produced)} file(s) kept, not summarized (no recorded hipprof SQTT sample to build a parser on)"
+            if result.ok else _failed(result, "hipprof --sqtt (its export may need llvm-objdump on PATH)"))
+
+    def normalize(self, rows: Sequence[KernelRow], collected: Collected, target: dict[str, Any]) -> list[Metric]:
+        units = target.get("device", {}).get("multiprocessors")
+        return hipprof.normalize(rows, int(units) if units else None)
+
+
+# ----- AMD ROCm: rocprofv3, else rocprof v1 -----------------------------------------------------------------
+ROCM_COUNTERS = ("SQ_WAVES", "SQ_INSTS_VALU", "SQ_INSTS_LDS", "SQ_LDS_BANK_CONFLICT", "GRBM_GUI_ACTIVE",
+                 "TCC_HIT_sum", "TCC_MISS_sum", "TCC_EA_RDREQ_sum", "TCC_EA_WRREQ_sum")
+
+
+class RocprofBackend:
+    name = "rocprof"
+    tool = "rocprofv3 / rocprof"
+    range_kind = RANGE_NONE
+
+    def missing(self) -> str | None:
+        return None if which("rocprofv3") or which("rocprof") else "neither rocprofv3 nor rocprof is on PATH"
+
+    def range_request(self, workdir: Path) -> dict[str, Any]:
+        return {}
+
+    def collect(self, job: ProfileJob) -> Collected:
+        counters = list(dict.fromkeys((*ROCM_COUNTERS, *job.metrics)))
+        if which("rocprofv3"):
+            out = job.workdir / "rocprofv3"
+            result = run_tool(["rocprofv3", "--pmc", *counters, "--output-format", "csv", "-d", str(out), "-o", "run",
+                               "--", *job.target], timeout=job.timeout_s)
+            found = sorted(out.rglob("*counter_collection.csv"))
+            parse: Callable[[str, str], list[KernelRow]] = rocprof.parse_counter_collection
+        else:
+            (job.workdir / "input.txt").write_text("pmc: " + " ".join(c.removesuffix("_sum") for c in counters) + "\n")
+            out_csv = job.workdir / "rocprof.csv"
+            result = run_tool(["rocprof", "-i", str(job.workdir / "input.txt"), "-o", str(out_csv), *job.target],
+                              timeout=job.timeout_s)
+            found = [out_csv] if out_csv.is_file() else []
+            parse = hipprof.parse_pmc_csv
+        collected = Collected(runs=[result], files=[str(p) for p in found])
+        if not result.ok or not found:
+            collected.failure = _failed(result, result.command[0])
+            return collected
+        try:
+            collected.rows = [row for path in found for row in parse(path.read_text(errors="replace"), str(path))]
+        except PmcFormatError as exc:
+            collected.failure = str(exc)
+        return collected
+
+    def normalize(self, rows: Sequence[KernelRow], collected: Collected, target: dict[str, Any]) -> list[Metric]:
+        units = target.get("device", {}).get("multiprocessors")
+        return hipprof.normalize(rows, int(units) if units else None)
+
+
+# ----- the registry -------------------------------------------------------------------------------------------
+BACKENDS: dict[tuple[str, str], Callable[[], ProfileBackend]] = {
+    ("cpu", "x86"): PerfBackend,
+    ("cuda", "sass"): NcuBackend,
+    ("hip", "dcu"): HipprofBackend,
+    ("hip", "amdgcn"): RocprofBackend,
+    ("hip", "sass"): NcuBackend,  # a .hip kernel built for NVIDIA through HIP's headers
+}
+
+
+def profiled_toolchains() -> set[str]:
+    return {toolchain for toolchain, _ in BACKENDS}
+
+
+def backend_for(toolchain: str, family: str) -> ProfileBackend | None:
+    factory = BACKENDS.get((toolchain, family))
+    return factory() if factory is not None else None
