@@ -66,5 +66,11 @@ def pytest_dcuopt_observers(config: pytest.Config) -> list[Observer]:
 
     A branch carrying an observer's marker (in ref.py's `pytestmark` or `branch_marks`) gets a
     `test_<observer.name>_<toolchain>[<branch>]` item that runs `observer.observe(...)`.
-    The built-in `isa` observer is registered through this hook.
+    The built-in `isa`, `ablation` and `profile` observers are registered through this hook (plugin.py).
+
+    Example, a conftest.py adding an observer of your own::
+
+        def pytest_dcuopt_observers(config):
+            return [MyObserver()]
     """
+    raise NotImplementedError  # a specification: pluggy calls the implementations, never this body
