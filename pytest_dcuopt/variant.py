@@ -6,19 +6,27 @@ on the variant (a compile error fails every test of that branch alike, without r
 """
 from __future__ import annotations
 
+import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
-from .case.buffers import resolve_shapes
+from .case.buffers import is_float, resolve_shapes
 from .case.cabi import Param, parse_solve_signature
 from .case.model import Branch, KernelCase
 from .case.reference import Reference, load_reference
+from .case.signature import bind_parameters
 from .errors import CaseError, CompileError, DcuOptError, SignatureError
 from .report.records import BranchRecord
 from .run.isolation import IsolatedKernel, WorkerSpec
 from .toolchains.base import Artifact, Toolchain
+from .toolchains.binding import BindSpec
 from .toolchains.cache import BuildCache
+
+
+class PositionalBindingWarning(UserWarning):
+    """solve's parameter names differ from the reference's and were bound by position (said once per branch)."""
 
 
 @dataclass
@@ -54,6 +62,12 @@ class Variant:
         assert self.reference is not None
         return resolve_shapes(self.params, self.reference.shapes, dims, str(self.branch.source))
 
+    def bind_spec(self, dims: Mapping[str, Any], seed: int) -> BindSpec:
+        """The buffers of one call at `dims`: shapes and starting values (inputs, declared initial states)
+        evaluated at these dims."""
+        assert self.reference is not None
+        return BindSpec(dict(dims), seed, self.shapes(dims), self.reference.starting_domains(dims))
+
 
 @dataclass(frozen=True)
 class BuildSettings:
@@ -74,8 +88,9 @@ def resolve(variant: Variant, settings: BuildSettings) -> None:
         variant.reference = load_reference(variant.case.ref_path, variant.case.dims)
         if variant.toolchain.c_abi:
             text = variant.branch.source.read_text(errors="replace")
-            variant.params = parse_solve_signature(text, str(variant.branch.source))
+            bind_by_position_if_needed(variant, parse_solve_signature(text, str(variant.branch.source)))
             check_scalars(variant)
+            check_initial_states(variant)
         variant.artifact = variant.toolchain.build(variant.branch.source, settings.cache)
         variant.record.build = variant.artifact.to_json()
         log = settings.log_dir / f"{variant.label.replace('/', '__')}.log"
@@ -99,3 +114,33 @@ def check_scalars(variant: Variant) -> None:
         if not param.pointer and param.name not in dims and param.name not in declared:
             raise CaseError(f"{variant.branch.source}: scalar parameter {param.name!r} has no value: add it to "
                             f"dims.json (dims: {sorted(dims)}).")
+
+
+def bind_by_position_if_needed(variant: Variant, parsed: tuple[Param, ...]) -> None:
+    """Give the kernel's parameters the reference's names (by position when solve's names differ), and say so in
+    the record (`observations.binding`) and once in the test output (a PositionalBindingWarning)."""
+    assert variant.reference is not None
+    source = str(variant.branch.source)
+    binding = bind_parameters(parsed, variant.reference.function, variant.case.dims, list(variant.reference.initial),
+                              source)
+    variant.params = binding.params
+    if binding.by == "position":
+        variant.record.observations["binding"] = binding.to_json()
+        warnings.warn(PositionalBindingWarning(binding.describe(source)), stacklevel=2)
+
+
+def check_initial_states(variant: Variant) -> None:
+    """`initial` names non-const buffers of solve, with a value their dtype holds exactly."""
+    assert variant.reference is not None
+    by_name = {p.name: p for p in variant.params}
+    for name, value in variant.reference.initial.items():
+        param = by_name.get(name)
+        if param is None or not param.pointer or param.const:
+            what = "is not a parameter" if param is None else "is a scalar" if not param.pointer else "is const"
+            raise CaseError(f"{variant.reference.path}: initial[{name!r}] is declared, but {name!r} {what} of "
+                            f"{variant.branch.source}'s solve ({', '.join(p.declaration for p in variant.params)}). "
+                            "`initial` sets the starting value of a non-const (output) buffer.")
+        if not is_float(param.dtype) and (not float(value).is_integer() or
+                                          (value < 0 and param.dtype.startswith(("uint", "bool")))):
+            raise CaseError(f"{variant.reference.path}: initial[{name!r}] = {value:g}, but {name!r} is "
+                            f"{param.dtype}, which cannot hold it exactly; give a value of that type.")

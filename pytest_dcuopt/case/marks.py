@@ -1,8 +1,9 @@
 """The marks a case declares in its ref.py: `pytestmark` (every branch) and `branch_marks` (per branch)."""
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import pytest
 
@@ -23,7 +24,8 @@ def read_case_marks(ref_path: Path, branches: Iterable[str]) -> tuple[list[pytes
     module_marks = _as_marks(getattr(module, "pytestmark", []), f"{ref_path}: pytestmark")
     declared = getattr(module, "branch_marks", {}) or {}
     if not isinstance(declared, dict):
-        raise CaseError(f"{ref_path}: branch_marks must be a dict {{branch name: [marks]}}, got {type(declared).__name__}")
+        raise CaseError(f"{ref_path}: branch_marks must be a dict {{branch name: [marks]}}, "
+                        f"got {type(declared).__name__}")
     known = set(branches)
     unknown = sorted(set(declared) - known)
     if unknown:

@@ -3,9 +3,10 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from ..errors import CaseError
 
@@ -47,11 +48,13 @@ def is_case_dir(directory: Path) -> bool:
 
 
 def is_seed_run_dir(directory: Path) -> bool:
-    return directory.name.startswith("run_") and (directory / "state.json").is_file() and (directory / "baseline").is_dir()
+    return (directory.name.startswith("run_") and (directory / "state.json").is_file()
+            and (directory / "baseline").is_dir())
 
 
 def _kernel_files(directory: Path) -> list[Path]:
-    return sorted(p for p in directory.glob(f"{KERNEL_STEM}.*") if p.is_file() and p.suffix not in (".so", ".o", ".json"))
+    return sorted(p for p in directory.glob(f"{KERNEL_STEM}.*")
+                  if p.is_file() and p.suffix not in (".so", ".o", ".json"))
 
 
 def load_case(directory: Path) -> KernelCase:
@@ -80,7 +83,8 @@ def _load_seed_run(directory: Path) -> KernelCase:
         ref = directory.parent / "ref.py"
     if not ref.is_file():
         raise CaseError(f"{directory}: state.json names ref_file {state.get('ref_file')!r}, which does not exist, and "
-                        f"there is no ref.py beside the run directory. Copy the reference to {directory.parent}/ref.py.")
+                        "there is no ref.py beside the run directory. "
+                        f"Copy the reference to {directory.parent}/ref.py.")
     dims = state.get("dims") or {}
     _check_dims(dims, directory / "state.json")
     case = KernelCase(directory.name, directory, ref, dict(dims))
@@ -121,6 +125,7 @@ def _check_dims(dims: Any, path: Path) -> None:
     if not isinstance(dims, dict) or not dims:
         raise CaseError(f"{path} must hold a non-empty JSON object of dims, e.g. {{\"N\": 1048576}}; got {dims!r}.")
     for key, value in dims.items():
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or (isinstance(value, float) and not math.isfinite(value)):
+        not_finite = isinstance(value, float) and not math.isfinite(value)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not_finite:
             raise CaseError(f"{path}: dim {key!r} = {value!r} is not a number; dims are integers (or floats for "
                             "scalar parameters).")

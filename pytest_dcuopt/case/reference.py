@@ -6,29 +6,51 @@ import importlib.util
 import inspect
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 from ..errors import CaseError
-from .buffers import Domain
+from .buffers import Domain, DomainSpec, is_float
+from .expr import DimExpr, DimValue, dim_function, dim_value, evaluate, names_of, parse_expr
+
+# `initial` spellings: "zeros", a number, or "poison" (the default: NaN / an integer sentinel).
+POISON = "poison"
+# The reduction error bound: |error| <= REDUCTION_BOUND_FACTOR * sqrt(length) * u(dtype) * magnitude.
+REDUCTION_BOUND_FACTOR = 8.0
+ROUNDING_UNIT = {"float64": 2.0**-53, "float32": 2.0**-24, "float16": 2.0**-11, "bfloat16": 2.0**-8}
+# `rtol_scale = "sqrt_reduction"`: rtol grows with sqrt(length / SQRT_REDUCTION_BASE) above that length.
+SQRT_REDUCTION_BASE = 1024
+RTOL_SCALES = ("sqrt_reduction",)
 
 
 @dataclass
 class Reference:
-    """The loaded ref.py and its declared contract."""
+    """The loaded ref.py and its declared contract.
+
+    `atol`, `rtol` and `inputs` are the values at the dims ref.py was loaded with (the case's default dims):
+    the stages that only ever run there read them. Anything checked at other dims uses `tolerances_at` and
+    `starting_domains`, which evaluate the declarations (functions and expressions of the dims) at those dims.
+    """
 
     path: Path
     module: ModuleType
     function: Callable[..., Any]
     atol: float | None
     rtol: float | None
-    shapes: dict[str, tuple[Any, ...]] | None
-    dim_ranges: dict[str, tuple[int, ...]]
+    shapes: dict[str, Any] | None
+    dim_ranges: dict[str, tuple[DimValue, ...]]
     inputs: dict[str, Domain]
     flops: Callable[..., float] | None
     bytes_moved: Callable[..., float] | None
+    input_specs: dict[str, DomainSpec] = field(default_factory=dict)
+    initial: dict[str, float] = field(default_factory=dict)  # outputs that start filled (not poisoned)
+    relations: tuple[DimExpr, ...] = ()
+    atol_spec: float | DimExpr | None = None
+    rtol_spec: float | DimExpr | None = None
+    reduction: DimValue | None = None
+    rtol_scale: str | None = None
 
     def throughput(self, dims: Mapping[str, Any], median_ms: float) -> dict[str, float]:
         seconds = median_ms / 1e3
@@ -38,6 +60,54 @@ class Reference:
         if self.bytes_moved is not None and seconds > 0:
             found["gbps"] = float(call_with_declared_dims(self.bytes_moved, dims)) / seconds / 1e9
         return found
+
+    def starting_domains(self, dims: Mapping[str, Any]) -> dict[str, Domain]:
+        """Every buffer that starts with values rather than poison: declared inputs (domains evaluated at `dims`)
+        and outputs with a declared `initial` state (a fill)."""
+        found = {name: spec.at(dims) for name, spec in self.input_specs.items()}
+        found.update({name: Domain.fill(value) for name, value in self.initial.items()})
+        return found
+
+    def tolerances_at(self, dims: Mapping[str, Any]) -> tuple[float | None, float | None]:
+        """The declared (atol, rtol) at `dims` (None where ref.py declares none: the dtype's default applies)."""
+        return (_tolerance_at(self.atol_spec, "atol", dims, self.path),
+                _tolerance_at(self.rtol_spec, "rtol", dims, self.path))
+
+    def reduction_length(self, dims: Mapping[str, Any]) -> int | None:
+        if self.reduction is None:
+            return None
+        length = evaluate(self.reduction, dims)
+        if isinstance(length, bool) or not isinstance(length, int) or length < 0:
+            raise CaseError(f"{self.path}: `reduction = {self.reduction}` is {length!r} at dims {dict(dims)}; it must "
+                            "be the reduction's length, a non-negative integer.")
+        return length
+
+    def scaled_rtol(self, rtol: float, dims: Mapping[str, Any]) -> float:
+        """`rtol_scale = "sqrt_reduction"`: rtol * sqrt(length / 1024) for reductions longer than 1024, else rtol."""
+        length = self.reduction_length(dims)
+        if self.rtol_scale != "sqrt_reduction" or length is None or length <= SQRT_REDUCTION_BASE:
+            return rtol
+        return rtol * math.sqrt(length / SQRT_REDUCTION_BASE)
+
+    def uses_magnitude_bound(self, dtype: str) -> bool:
+        """The default reduction rule (`reduction` declared, no `rtol_scale`) for a float output."""
+        return self.reduction is not None and self.rtol_scale is None and is_float(dtype)
+
+
+def reduction_bound(length: int, dtype: str, magnitude: Any) -> Any:
+    """Per-element allowance of a float reduction of `length` terms: 8 * sqrt(length) * u(dtype) * magnitude,
+    magnitude = the reference evaluated on |inputs| (sum |a_i * b_i| for a matmul)."""
+    return REDUCTION_BOUND_FACTOR * math.sqrt(max(length, 1)) * ROUNDING_UNIT[dtype] * magnitude
+
+
+def _tolerance_at(spec: float | DimExpr | None, name: str, dims: Mapping[str, Any], path: Path) -> float | None:
+    if spec is None or not isinstance(spec, DimExpr):
+        return spec
+    value = spec.evaluate(dims)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+        raise CaseError(f"{path}: `{name}` = {spec} gives {value!r} at dims {dict(dims)}; a tolerance must be a "
+                        "finite, non-negative number for every dims the harness draws.")
+    return float(value)
 
 
 def call_with_declared_dims(function: Callable[..., float], dims: Mapping[str, Any]) -> float:
@@ -74,19 +144,106 @@ def import_ref_module(path: Path) -> ModuleType:
 
 
 def load_reference(path: Path, dims: Mapping[str, Any]) -> Reference:
-    """Import ref.py and validate everything it declares."""
+    """Import ref.py and validate everything it declares (expressions are checked against the dims' names)."""
     module = import_ref_module(path)
     function = getattr(module, "reference", None)
     if not callable(function):
         raise CaseError(f"{path} defines no callable `reference(**kwargs)`. It receives the kernel's parameters by "
                         "name and writes the outputs in place, e.g. `def reference(x, y, N): y.copy_(x * 2)`.")
-    return Reference(
+    atol_spec, rtol_spec = _tolerance(module, "atol", dims, path), _tolerance(module, "rtol", dims, path)
+    input_specs = _inputs(module, dims, path)
+    initial = _initial(module, path)
+    both = sorted(set(initial) & set(input_specs))
+    if both:
+        raise CaseError(f"{path}: {both} appear in both `inputs` and `initial`. `inputs` makes a buffer start with "
+                        "drawn data, `initial` with one value: keep one of the two.")
+    relations = _relations(module, dims, path)
+    reference = Reference(
         path=path, module=module, function=function,
-        atol=_optional_float(module, "atol", path), rtol=_optional_float(module, "rtol", path),
-        shapes=_shapes(module, path), dim_ranges=_dim_ranges(module, dims, path), inputs=_inputs(module, path),
+        atol=_tolerance_at(atol_spec, "atol", dims, path), rtol=_tolerance_at(rtol_spec, "rtol", dims, path),
+        shapes=_shapes(module, dims, path), dim_ranges=_dim_ranges(module, dims, path), inputs={},
         flops=_dims_function(module, "flops", dims, path),
         bytes_moved=_dims_function(module, "bytes_moved", dims, path),
+        input_specs=input_specs, initial=initial, relations=relations, atol_spec=atol_spec, rtol_spec=rtol_spec,
+        reduction=_reduction(module, dims, path), rtol_scale=_rtol_scale(module, path),
     )
+    check_relations(reference, dims, f"{path}: the default dims")
+    reference.inputs = reference.starting_domains(dims)
+    return reference
+
+
+def check_relations(reference: Reference, dims: Mapping[str, Any], what: str) -> None:
+    """Refuse dims that break a declared relation (the defaults are checked at load)."""
+    broken = [str(r) for r in reference.relations if not r.evaluate(dims)]
+    if broken:
+        raise CaseError(f"{what} {dict(dims)} break the declared relations {broken}. Fix dims.json (or the "
+                        "relation) so that they hold.")
+
+
+def _tolerance(module: ModuleType, name: str, dims: Mapping[str, Any], path: Path) -> float | DimExpr | None:
+    """A number (checked now) or a function of the dims (checked where it is evaluated)."""
+    value = getattr(module, name, None)
+    if callable(value):
+        return dim_function(value, dims, f"{path}: `{name}`")
+    return _optional_float(module, name, path)
+
+
+def _initial(module: ModuleType, path: Path) -> dict[str, float]:
+    """`initial = {"hist": "zeros"}`: outputs that start filled with a value on every call instead of poison."""
+    declared = getattr(module, "initial", None) or {}
+    if not isinstance(declared, dict):
+        raise CaseError(f"{path}: `initial` must be a dict output -> 'zeros', a number or 'poison', e.g. "
+                        "initial = {'hist': 'zeros'}; got " f"{declared!r}.")
+    found: dict[str, float] = {}
+    for name, state in declared.items():
+        if state == "zeros":
+            found[name] = 0.0
+        elif state == POISON:
+            continue  # the default, spelled out
+        elif isinstance(state, (int, float)) and not isinstance(state, bool) and math.isfinite(state):
+            found[name] = float(state)
+        else:
+            raise CaseError(f"{path}: initial[{name!r}] = {state!r}; use 'zeros', a finite number (the value every "
+                            "element starts with) or 'poison' (NaN / an integer sentinel: the default, which catches "
+                            "elements the kernel never writes).")
+    return found
+
+
+def _relations(module: ModuleType, dims: Mapping[str, Any], path: Path) -> tuple[DimExpr, ...]:
+    declared = getattr(module, "relations", None) or ()
+    if isinstance(declared, str) or not isinstance(declared, (list, tuple)):
+        raise CaseError(f"{path}: `relations` must be a list of comparisons of dims, e.g. "
+                        f"relations = ['kernel_size <= input_size']; got {declared!r}.")
+    found = []
+    for index, relation in enumerate(declared):
+        where = f"{path}: relations[{index}]"
+        if isinstance(relation, str):
+            found.append(parse_expr(relation, dims, where, relation=True))
+        elif callable(relation):
+            found.append(dim_function(relation, dims, where))
+        else:
+            raise CaseError(f"{where} = {relation!r}; write a string such as 'kernel_size <= input_size' or a "
+                            "function of the dims returning a bool.")
+    return tuple(found)
+
+
+def _reduction(module: ModuleType, dims: Mapping[str, Any], path: Path) -> DimValue | None:
+    declared = getattr(module, "reduction", None)
+    if declared is None:
+        return None
+    return dim_value(declared, dims, f"{path}: `reduction` (the length of the reduction, e.g. reduction = 'K')")
+
+
+def _rtol_scale(module: ModuleType, path: Path) -> str | None:
+    declared = getattr(module, "rtol_scale", None)
+    if declared is None:
+        return None
+    if declared not in RTOL_SCALES:
+        raise CaseError(f"{path}: rtol_scale = {declared!r}; the one rule is 'sqrt_reduction' (with "
+                        "`reduction = '<length dim>'`), or leave it out for the default reduction bound.")
+    if getattr(module, "reduction", None) is None:
+        raise CaseError(f"{path}: rtol_scale = {declared!r} needs the reduction's length: add e.g. reduction = 'K'.")
+    return str(declared)
 
 
 def _optional_float(module: ModuleType, name: str, path: Path) -> float | None:
@@ -129,37 +286,70 @@ def _dims_function(module: ModuleType, name: str, dims: Mapping[str, Any], path:
     return value
 
 
-def _shapes(module: ModuleType, path: Path) -> dict[str, tuple[Any, ...]] | None:
+def _shapes(module: ModuleType, dims: Mapping[str, Any], path: Path) -> dict[str, Any] | None:
+    """`shapes`: per pointer, a tuple of ints / dim names / expressions, or one function of the dims (checked now)."""
     shapes = getattr(module, "shapes", None)
     if shapes is None:
         return None
-    if not isinstance(shapes, dict) or not all(isinstance(v, (tuple, list)) for v in shapes.values()):
-        raise CaseError(f"{path}: `shapes` must map pointer parameters to tuples of dim names/ints, e.g. "
-                        f"{{'x': ('N',)}}; got {shapes!r}.")
-    return {k: tuple(v) for k, v in shapes.items()}
+    if not isinstance(shapes, dict) or not all(isinstance(v, (tuple, list)) or callable(v) for v in shapes.values()):
+        raise CaseError(f"{path}: `shapes` must map pointer parameters to tuples of dim names/ints/expressions (or "
+                        f"to a function of the dims returning one), e.g. {{'x': ('N',)}}; got {shapes!r}.")
+    found: dict[str, Any] = {}
+    for name, shape in shapes.items():
+        where = f"{path}: shapes[{name!r}]"
+        if callable(shape):
+            found[name] = dim_function(shape, dims, where)
+        else:
+            found[name] = tuple(entry if isinstance(entry, str) and entry in dims else dim_value(entry, dims, where)
+                                for entry in shape)
+    return found
 
 
-def _dim_ranges(module: ModuleType, dims: Mapping[str, Any], path: Path) -> dict[str, tuple[int, ...]]:
+def _dim_ranges(module: ModuleType, dims: Mapping[str, Any], path: Path) -> dict[str, tuple[DimValue, ...]]:
+    """`dim_ranges`: (lo, hi) or (lo, hi, multiple_of); lo and hi may be expressions of other dims."""
     declared = getattr(module, "dim_ranges", None) or {}
     if not isinstance(declared, dict):
         raise CaseError(f"{path}: `dim_ranges` must be a dict dim -> (lo, hi) or (lo, hi, multiple_of).")
-    ranges: dict[str, tuple[int, ...]] = {}
-    for dim, default in dims.items():
-        if not isinstance(default, int):
-            continue  # float scalars keep their dims.json value
-        spec = tuple(declared.get(dim, (1, max(1, int(default)))))
-        if len(spec) not in (2, 3) or not all(isinstance(v, int) for v in spec) or spec[0] < 0 or spec[0] > spec[1]:
-            raise CaseError(f"{path}: dim_ranges[{dim!r}] = {spec!r}; expected (lo, hi) or (lo, hi, multiple_of) "
-                            "with integers 0 <= lo <= hi.")
-        ranges[dim] = spec
     unknown = set(declared) - set(dims)
     if unknown:
         raise CaseError(f"{path}: dim_ranges names {sorted(unknown)}, which are not in dims.json ({sorted(dims)}).")
+    ranges: dict[str, tuple[DimValue, ...]] = {}
+    for dim, default in dims.items():
+        if not isinstance(default, int):
+            continue  # float scalars keep their dims.json value
+        ranges[dim] = _dim_range(dim, declared.get(dim, (1, max(1, int(default)))), dims, path)
+    dependency_order(ranges, path)  # refuses cycles now
     return ranges
 
 
-def _inputs(module: ModuleType, path: Path) -> dict[str, Domain]:
+def _dim_range(dim: str, declared: Any, dims: Mapping[str, Any], path: Path) -> tuple[DimValue, ...]:
+    problem = (f"{path}: dim_ranges[{dim!r}] = {declared!r}; expected (lo, hi) or (lo, hi, multiple_of) with integers "
+               "0 <= lo <= hi (lo and hi may be expressions of other dims, e.g. (1, 'input_size')).")
+    spec = tuple(declared) if isinstance(declared, (tuple, list)) else ()
+    if len(spec) not in (2, 3) or (len(spec) == 3 and (not isinstance(spec[2], int) or spec[2] < 1)):
+        raise CaseError(problem)
+    bounds = tuple(dim_value(v, set(dims) - {dim}, f"{path}: dim_ranges[{dim!r}]") for v in spec[:2])
+    if all(isinstance(b, int) for b in bounds) and not 0 <= bounds[0] <= bounds[1]:  # type: ignore[operator]
+        raise CaseError(problem)
+    return (*bounds, *spec[2:])
+
+
+def dependency_order(ranges: Mapping[str, tuple[DimValue, ...]], path: Path | str = "ref.py") -> list[str]:
+    """The ranged dims in an order where every dim comes after the dims its bounds name (a cycle is refused)."""
+    needs = {dim: set().union(*(names_of(b) for b in spec[:2])) & set(ranges) for dim, spec in ranges.items()}
+    order: list[str] = []
+    while len(order) < len(needs):
+        ready = [d for d in needs if d not in order and needs[d] <= set(order)]
+        if not ready:
+            cycle = sorted(d for d in needs if d not in order)
+            raise CaseError(f"{path}: the bounds in dim_ranges of {cycle} depend on each other in a cycle; let one "
+                            "of them have constant bounds.")
+        order += ready
+    return order
+
+
+def _inputs(module: ModuleType, dims: Mapping[str, Any], path: Path) -> dict[str, DomainSpec]:
     declared = getattr(module, "inputs", None) or {}
     if not isinstance(declared, dict):
         raise CaseError(f"{path}: `inputs` must be a dict parameter -> value domain.")
-    return {name: Domain.parse(name, spec) for name, spec in declared.items()}
+    return {name: DomainSpec.parse(name, spec, dims) for name, spec in declared.items()}

@@ -4,12 +4,15 @@ from __future__ import annotations
 import json
 import math
 import sys
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
 from ..case.buffers import decode, is_float
+from ..case.expr import DimExpr, integer_at, names_of
+from ..case.reference import dependency_order
 
 # Per-dtype defaults (atol, rtol). float32 keeps the seed workflow's 1e-4 / 1e-3.
 DEFAULT_TOLERANCES: dict[str, tuple[float, float]] = {
@@ -44,10 +47,12 @@ class Mismatch:
     worst: tuple[dict[str, Any], ...]
     atol: float
     rtol: float
+    bound: str = ""  # a per-element allowance on top of atol + rtol*|r| (a float reduction's error bound)
 
     def describe(self) -> str:
+        extra = f" + {self.bound}" if self.bound else ""
         lines = [f"output {self.output!r} ({self.dtype}): {self.reason}; {self.bad} of {self.total} elements outside "
-                 f"|k - r| <= {self.atol:g} + {self.rtol:g}*|r| ({self.unwritten} never written / NaN); "
+                 f"|k - r| <= {self.atol:g} + {self.rtol:g}*|r|{extra} ({self.unwritten} never written / NaN); "
                  f"max |k - r| = {self.max_abs_err:.6g}"]
         lines += [f"    at {w['index']}: kernel={w['kernel']!r} reference={w['reference']!r} |diff|={w['abs_err']!r}"
                   for w in self.worst]
@@ -61,13 +66,18 @@ class Mismatch:
 
 
 def compare(output: str, kernel: np.ndarray, reference: np.ndarray, dtype: str, shape: Sequence[int],
-            atol: float, rtol: float, worst_count: int = 5) -> Mismatch | None:
-    """Elementwise tolerance test plus a scale-aware guard; None when the output matches."""
+            atol: float, rtol: float, worst_count: int = 5, bound: np.ndarray | None = None,
+            bound_rule: str = "") -> Mismatch | None:
+    """Elementwise tolerance test plus a scale-aware guard; None when the output matches.
+
+    `bound`: a per-element allowance added to atol + rtol*|r| (`bound_rule` says in words what it is).
+    """
     k = kernel.astype(np.float64).ravel()
     r = reference.astype(np.float64).ravel()
     diff = np.abs(k - r)
+    allowed = atol + rtol * np.abs(r) + (0.0 if bound is None else np.asarray(bound, dtype=np.float64).ravel())
     with np.errstate(invalid="ignore"):
-        close = diff <= atol + rtol * np.abs(r)
+        close = diff <= allowed
     both_nan = np.isnan(k) & np.isnan(r)
     unwritten = ~np.isfinite(k) & np.isfinite(r)
     bad_mask = ~(close | both_nan)
@@ -77,7 +87,7 @@ def compare(output: str, kernel: np.ndarray, reference: np.ndarray, dtype: str, 
     if bad:
         reason = "values differ"
     else:
-        guard = _scale_guard(k, r, rtol)
+        guard = _scale_guard(k, r, rtol, 0.0 if bound is None else float(np.linalg.norm(bound)))
         if guard is None:
             return None
         reason = guard
@@ -87,16 +97,19 @@ def compare(output: str, kernel: np.ndarray, reference: np.ndarray, dtype: str, 
         {"index": _index(int(i), shape), "kernel": _num(k[i]), "reference": _num(r[i]), "abs_err": _num(diff[i])}
         for i in order
     )
-    return Mismatch(output, dtype, reason, bad, int(k.size), int(unwritten.sum()), max_err, worst, atol, rtol)
+    return Mismatch(output, dtype, reason, bad, int(k.size), int(unwritten.sum()), max_err, worst, atol, rtol,
+                    bound_rule if bound is not None else "")
 
 
-def _scale_guard(k: np.ndarray, r: np.ndarray, rtol: float) -> str | None:
+def _scale_guard(k: np.ndarray, r: np.ndarray, rtol: float, bound_norm: float = 0.0) -> str | None:
+    """The relative L2 error against max(10 * rtol, 1e-2); a declared error bound (its L2 norm) is allowed on top."""
     norm = float(np.linalg.norm(r))
     if norm == 0.0 or not math.isfinite(norm):
         return None
-    rel = float(np.linalg.norm(k - r)) / norm
+    error = float(np.linalg.norm(k - r))
+    rel = error / norm
     limit = max(SCALE_GUARD_FACTOR * rtol, SCALE_GUARD_FLOOR)
-    if rel > limit:
+    if error > limit * norm + bound_norm:
         return (f"relative L2 error {rel:.3g} exceeds {limit:.3g} although every element is within atol "
                 "(the outputs are tiny compared with atol: the scale-aware guard caught it)")
     return None
@@ -130,20 +143,53 @@ def special_values(lo: int, hi: int, multiple: int) -> list[int]:
     return values or [lo - lo % multiple + (multiple if lo % multiple else 0)]
 
 
-def dims_strategy(dim_ranges: Mapping[str, tuple[int, ...]], fixed: Mapping[str, Any]) -> Any:
-    """Hypothesis strategy over dims dicts: mostly uniform draws, often boundary values, shrinking to small."""
+def range_at(dim: str, spec: Sequence[Any], dims: Mapping[str, Any]) -> tuple[int, int, int]:
+    """(lo, hi, multiple) of a ranged dim, its bounds evaluated at `dims` (they may be expressions of other dims)."""
+    where = f"ref.py: dim_ranges[{dim!r}]"
+    return integer_at(spec[0], dims, where), integer_at(spec[1], dims, where), _multiple(tuple(spec))
+
+
+def holds(relations: Sequence[DimExpr], dims: Mapping[str, Any]) -> bool:
+    return all(bool(relation.evaluate(dims)) for relation in relations)
+
+
+def dims_strategy(dim_ranges: Mapping[str, tuple[Any, ...]], fixed: Mapping[str, Any],
+                  relations: Sequence[DimExpr] = ()) -> Any:
+    """Hypothesis strategy over dims dicts: mostly uniform draws, often boundary values, shrinking to small.
+
+    Dims whose bounds name other dims are drawn after them (dependency order), with their bounds evaluated at
+    the values drawn; `relations` filter the draws (an impossible range rejects the draw as well).
+    """
     from hypothesis import strategies as st
 
-    parts: dict[str, Any] = {}
-    for dim, default in fixed.items():
-        if dim not in dim_ranges:
-            parts[dim] = st.just(default)
-            continue
-        lo, hi, *rest = dim_ranges[dim]
-        multiple = rest[0] if rest else 1
-        uniform = st.integers(-(-lo // multiple), hi // multiple).map(_times(multiple))
-        parts[dim] = st.one_of(uniform, st.sampled_from(special_values(lo, hi, multiple)))
-    return st.fixed_dictionaries(parts)
+    ranged = {dim: spec for dim, spec in dim_ranges.items() if dim in fixed}
+    dependent = any(isinstance(bound, DimExpr) for spec in ranged.values() for bound in spec[:2])
+    if not dependent and not relations:
+        parts = {dim: _one_dim(*range_at(dim, ranged[dim], fixed)) if dim in ranged else st.just(default)
+                 for dim, default in fixed.items()}
+        return st.fixed_dictionaries(parts)
+    order = dependency_order(ranged)
+
+    @st.composite
+    def related_dims(draw: Any) -> dict[str, Any]:
+        from hypothesis import assume
+
+        dims = dict(fixed)
+        for dim in order:
+            lo, hi, multiple = range_at(dim, ranged[dim], dims)
+            assume(lo <= hi and -(-lo // multiple) <= hi // multiple)  # a range emptied by the dims drawn before
+            dims[dim] = draw(_one_dim(lo, hi, multiple))
+        assume(holds(relations, dims))
+        return dims
+
+    return related_dims()
+
+
+def _one_dim(lo: int, hi: int, multiple: int) -> Any:
+    from hypothesis import strategies as st
+
+    uniform = st.integers(-(-lo // multiple), hi // multiple).map(_times(multiple))
+    return st.one_of(uniform, st.sampled_from(special_values(lo, hi, multiple)))
 
 
 def boundary_values(default: int, lo: int, hi: int, multiple: int = 1) -> list[int]:
@@ -177,25 +223,71 @@ def _round_up(value: int, step: int) -> int:
 MAX_BOUNDARY_EXAMPLES = 24
 
 
-def boundary_dims(defaults: Mapping[str, Any], dim_ranges: Mapping[str, tuple[int, ...]],
-                  limit: int = MAX_BOUNDARY_EXAMPLES) -> list[dict[str, Any]]:
+def boundary_dims(defaults: Mapping[str, Any], dim_ranges: Mapping[str, tuple[Any, ...]],
+                  limit: int = MAX_BOUNDARY_EXAMPLES, relations: Sequence[DimExpr] = ()) -> list[dict[str, Any]]:
     """The deterministic dims run before Hypothesis, in order: the defaults, then for each ranged dim its
-    `boundary_values` with every other dim at its default, then every ranged dim at its top at once."""
+    `boundary_values` with every other dim at its default, then every ranged dim at its top at once.
+
+    Bounds that are expressions of other dims are evaluated at the example's dims: a dim whose range moved
+    with the varied dim is clamped into it (kernel_size follows input_size down), and an example that breaks
+    a declared relation is left out.
+    """
     ranged = {dim: spec for dim, spec in dim_ranges.items() if dim in defaults and isinstance(defaults[dim], int)}
-    per_dim = {dim: boundary_values(int(defaults[dim]), spec[0], spec[1], _multiple(spec))
-               for dim, spec in ranged.items()}
-    all_max = {**defaults, **{dim: spec[1] // _multiple(spec) * _multiple(spec) for dim, spec in ranged.items()}}
+    order = dependency_order(ranged)
+    per_dim = {}
+    for dim in order:
+        lo, hi, multiple = range_at(dim, ranged[dim], defaults)
+        per_dim[dim] = boundary_values(int(defaults[dim]), lo, hi, multiple) if lo <= hi else []
     extra = 1 if len(ranged) > 1 else 0
     per_dim = _trim_fairly(per_dim, max(0, limit - 1 - extra))
     examples = [dict(defaults)]
-    examples += [{**defaults, dim: value} for dim, values in per_dim.items() for value in values]
-    if extra:
+    for dim, values in per_dim.items():
+        examples += [settled for value in values
+                     if (settled := _settle({**defaults, dim: value}, dim, ranged, order)) is not None]
+    if extra and (all_max := _all_max(defaults, ranged, order)) is not None:
         examples.append(all_max)
     unique: list[dict[str, Any]] = []
     for dims in examples:
-        if dims not in unique:
+        if dims not in unique and holds(relations, dims):
             unique.append(dims)
     return unique
+
+
+def _settle(dims: dict[str, Any], changed: str, ranged: Mapping[str, tuple[Any, ...]],
+            order: Sequence[str]) -> dict[str, Any] | None:
+    """Clamp every dim whose bounds (transitively) name `changed` into its range at `dims`; None if one is empty."""
+    moved = {changed}
+    for dim in order:
+        if not (names_of(ranged[dim][0]) | names_of(ranged[dim][1])) & moved:
+            continue
+        lo, hi, multiple = range_at(dim, ranged[dim], dims)
+        clamped = _clamp(int(dims[dim]), lo, hi, multiple)
+        if clamped is None:
+            return None
+        if clamped != dims[dim]:
+            dims[dim] = clamped
+            moved.add(dim)
+    return dims
+
+
+def _all_max(defaults: Mapping[str, Any], ranged: Mapping[str, tuple[Any, ...]],
+             order: Sequence[str]) -> dict[str, Any] | None:
+    dims = dict(defaults)
+    for dim in order:
+        lo, hi, multiple = range_at(dim, ranged[dim], dims)
+        top = hi // multiple * multiple
+        if top < lo:
+            return None
+        dims[dim] = top
+    return dims
+
+
+def _clamp(value: int, lo: int, hi: int, multiple: int) -> int | None:
+    """`value` moved into [lo, hi] on a multiple of `multiple`; None when the range holds no such value."""
+    low, high = _round_up(lo, multiple), hi // multiple * multiple
+    if low > high:
+        return None
+    return min(max(value, low), high)
 
 
 def _trim_fairly(per_dim: Mapping[str, list[int]], budget: int) -> dict[str, list[int]]:

@@ -12,14 +12,16 @@ from __future__ import annotations
 
 import json
 import textwrap
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 
 from ..case.buffers import is_float
+from ..case.reference import REDUCTION_BOUND_FACTOR, ROUNDING_UNIT, check_relations, reduction_bound
 from ..errors import CaseError, DcuOptError, KernelCrashed, KernelTimeout, WorkerError
-from ..toolchains.binding import BindSpec, Snapshot
+from ..toolchains.binding import Snapshot
 from ..variant import Variant
 from .compare import (
     Mismatch,
@@ -161,7 +163,8 @@ def boundary_failure(variant: Variant, nodeid: str, ran: list[dict[str, Any]] | 
     """The first failure among the deterministic boundary dims (`compare.boundary_dims`), at seed 0; each
     example is appended to `ran` before it runs."""
     assert variant.reference is not None
-    for dims in boundary_dims(variant.case.dims, variant.reference.dim_ranges):
+    for dims in boundary_dims(variant.case.dims, variant.reference.dim_ranges,
+                              relations=variant.reference.relations):
         if ran is not None:
             ran.append(dict(dims))
         try:
@@ -231,7 +234,7 @@ def hypothesis_search(variant: Variant, settings: CheckSettings, nodeid: str) ->
     from hypothesis import strategies as st
 
     assert variant.reference is not None
-    dims_st = dims_strategy(variant.reference.dim_ranges, variant.case.dims)
+    dims_st = dims_strategy(variant.reference.dim_ranges, variant.case.dims, variant.reference.relations)
     profile = hypothesis_settings.get_profile(settings.hypothesis_profile)
     phases = [p for p in profile.phases if p is not Phase.explain]  # its line lists point into the harness
     chosen = hypothesis_settings(profile, max_examples=settings.examples or profile.max_examples, deadline=None,
@@ -250,9 +253,15 @@ def checked_call(variant: Variant, dims: Mapping[str, Any], seed: int, nodeid: s
     """One call at `dims`/`seed` compared with the reference; AssertionError (or a DcuOptError) when wrong."""
     assert variant.worker is not None and variant.reference is not None
     variant.examples += 1
-    shapes = variant.shapes(dims)
-    spec = BindSpec(dict(dims), seed, shapes, variant.reference.inputs)
     reproduce = reproduce or reproduce_command(nodeid, dims, seed)
+    try:
+        check_relations(variant.reference, dims, "dims")  # hand-picked or replayed dims (draws always satisfy them)
+        spec = variant.bind_spec(dims, seed)
+    except CaseError as exc:  # broken relations, a derived shape or domain that does not exist at these dims
+        variant.last_failure = {"dims": dict(dims), "seed": seed, "message": str(exc), "reproduce": reproduce}
+        variant.record.error = {"kind": "case error", "message": str(exc)}
+        raise
+    shapes = spec.shapes
     try:
         snapshot: Snapshot = variant.worker.request("run", spec=spec)
     except (KernelCrashed, KernelTimeout, WorkerError) as exc:
@@ -261,25 +270,18 @@ def checked_call(variant: Variant, dims: Mapping[str, Any], seed: int, nodeid: s
         variant.record.error = {"kind": f"kernel {_CRASH_KINDS[type(exc)]}", "message": str(exc)}
         raise
     try:
-        expected = reference_outputs(variant, snapshot, dims, shapes)
+        mismatches = output_mismatches(variant, snapshot, dims, shapes)
     except CaseError as exc:
         variant.last_failure = {"dims": dict(dims), "seed": seed, "message": str(exc), "reproduce": reproduce}
         variant.record.error = {"kind": "case error", "message": str(exc)}
         raise
-    mismatches = []
-    for name, kernel_out in snapshot.outputs.items():
-        dtype = snapshot.dtypes[name]
-        atol, rtol = tolerances(dtype, variant.reference.atol, variant.reference.rtol)
-        shape = shapes.get(name) or kernel_out.shape
-        found = compare(name, decode_all({name: kernel_out}, snapshot.dtypes)[name], expected[name], dtype,
-                        shape, atol, rtol)
-        if found is not None:
-            mismatches.append(found)
     if mismatches or snapshot.problems:
         lines = [f"{variant.label} is wrong for dims={json.dumps(dict(dims))} seed={seed}:"]
         lines += [f"  kernel {p}" for p in snapshot.problems]
         lines += [m.describe() for m in mismatches]
         lines += [hint for m in mismatches if (hint := read_before_write_hint(m, variant.reference.inputs))]
+        if variant.params and (binding := variant.record.observations.get("binding")):
+            lines.append(f"  (solve's parameters were bound by position: {binding['map']})")
         lines.append(f"reproduce: {reproduce}")
         message = "\n".join(lines)
         variant.last_failure = {"dims": dict(dims), "seed": seed, "message": message, "reproduce": reproduce,
@@ -287,9 +289,41 @@ def checked_call(variant: Variant, dims: Mapping[str, Any], seed: int, nodeid: s
         raise AssertionError(message)
 
 
+def output_mismatches(variant: Variant, snapshot: Snapshot, dims: Mapping[str, Any],
+                      shapes: Mapping[str, tuple[int, ...]]) -> list[Mismatch]:
+    """Every output of one call compared with the reference at `dims`: the declared tolerances evaluated at these
+    dims, and for a declared float reduction its error bound (see `reduction_allowance`)."""
+    assert variant.reference is not None
+    expected = reference_outputs(variant, snapshot, dims, shapes)
+    declared_atol, declared_rtol = variant.reference.tolerances_at(dims)
+    magnitudes: dict[str, np.ndarray] | None = None
+    found = []
+    for name, kernel_out in snapshot.outputs.items():
+        dtype = snapshot.dtypes[name]
+        atol, rtol = tolerances(dtype, declared_atol, declared_rtol)
+        bound, rule = None, ""
+        length = variant.reference.reduction_length(dims)
+        if length is not None and is_float(dtype):
+            rtol = variant.reference.scaled_rtol(rtol, dims)
+            if variant.reference.uses_magnitude_bound(dtype):
+                magnitudes = magnitudes or reference_outputs(variant, snapshot, dims, shapes, absolute=True)
+                bound = reduction_bound(length, dtype, np.abs(magnitudes[name]))
+                rule = (f"{REDUCTION_BOUND_FACTOR:g}*sqrt({length})*{ROUNDING_UNIT[dtype]:.3g}*|reference on "
+                        f"|inputs||  (float reduction of length {variant.reference.reduction} = {length})")
+        mismatch = compare(name, decode_all({name: kernel_out}, snapshot.dtypes)[name], expected[name], dtype,
+                           shapes.get(name) or kernel_out.shape, atol, rtol, bound=bound, bound_rule=rule)
+        if mismatch is not None:
+            found.append(mismatch)
+    return found
+
+
 def reference_outputs(variant: Variant, snapshot: Snapshot, dims: Mapping[str, Any],
-                      shapes: Mapping[str, tuple[int, ...]]) -> dict[str, np.ndarray]:
-    """Call the reference on the values the kernel saw (in/out buffers: their values *before* the call)."""
+                      shapes: Mapping[str, tuple[int, ...]], absolute: bool = False) -> dict[str, np.ndarray]:
+    """Call the reference on the values the kernel saw (in/out buffers: their values *before* the call).
+
+    `absolute`: on the absolute values of the float inputs and float scalars instead (integers as they are): for a
+    reference linear in each input this gives sum |a_i * b_i| per output, the scale of a float reduction's error.
+    """
     import torch
 
     assert variant.reference is not None
@@ -300,6 +334,8 @@ def reference_outputs(variant: Variant, snapshot: Snapshot, dims: Mapping[str, A
     names = [p.name for p in variant.params] or list(snapshot.inputs) + list(snapshot.outputs)
     for name in dict.fromkeys(names):
         array = values[name]
+        if absolute and is_float(snapshot.dtypes[name]):
+            array = np.abs(array)
         if array.ndim == 0:
             kwargs[name] = array.item()
             continue
@@ -323,9 +359,10 @@ def read_before_write_hint(mismatch: Mismatch, declared_inputs: Mapping[str, Any
     name = mismatch.output
     if mismatch.unwritten == 0 or name in declared_inputs:
         return None
-    return (f"`{name}` came out NaN/unwritten in {mismatch.unwritten} of {mismatch.total} elements: if solve reads "
-            f"`{name}` before writing it (accumulation, in-place update), declare it in ref.py `inputs` to make it "
-            f"in/out (it then starts with data); otherwise those elements are never written.")
+    return (f"`{name}` came out NaN/unwritten in {mismatch.unwritten} of {mismatch.total} elements: if solve "
+            f"accumulates into `{name}` (`+=`, atomics) from a caller-zeroed buffer, declare ref.py "
+            f"initial = {{{name!r}: 'zeros'}}; if it updates `{name}` in place from data, declare it in ref.py "
+            "`inputs` (it then starts with drawn values); otherwise those elements are never written.")
 
 
 def with_notes(exc: BaseException) -> str:

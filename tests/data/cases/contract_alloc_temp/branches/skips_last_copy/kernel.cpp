@@ -1,0 +1,11 @@
+// Wrong: the copy-out loop stops one early, so y[N - 1] is never written.
+extern "C" void solve(const float* x, float* y, int N) {
+    float* scratch = new float[N];
+    float running = 0.0f;
+    for (int i = 0; i < N; ++i) {
+        running += x[i];
+        scratch[i] = running;
+    }
+    for (int i = 0; i + 1 < N; ++i) y[i] = scratch[i];
+    delete[] scratch;
+}

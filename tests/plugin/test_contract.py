@@ -1,0 +1,85 @@
+"""The case contract for code written elsewhere (issue 10), end to end on the CPU toolchain.
+
+Each fixture case under tests/data/cases/contract_* holds a correct baseline and wrong branches: the
+harness must accept what is correct (positional names, accumulation into a declared-zero output, derived
+shapes, related dims, long float32 reductions, an allocating solve) and still fail every wrong branch.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from tests.conftest import CASES
+
+
+def records(pytester: pytest.Pytester, case: str) -> dict[str, dict[str, Any]]:
+    state = json.loads((pytester.path / "run" / "state.json").read_text())
+    return state["cases"][case]["toolchains"]["cpu"]["branches"]
+
+
+def failure_text(record: dict[str, Any]) -> str:
+    return ((record.get("failure") or {}).get("message") or "") + ((record.get("error") or {}).get("message") or "")
+
+
+def test_solve_names_that_differ_from_the_reference_bind_by_position(run_plugin, pytester: pytest.Pytester) -> None:
+    result = run_plugin(CASES / "contract_positional_n", CASES / "contract_rows_cols",
+                        args=("-k", "correctness", "--dcuopt-examples=5"))
+    result.assert_outcomes(passed=2, failed=3, deselected=5)
+    output = result.stdout.str()
+    positional, rows_cols = records(pytester, "contract_positional_n"), records(pytester, "contract_rows_cols")
+    assert positional["baseline"]["correct"] is True
+    assert positional["baseline"]["observations"]["binding"] == {"by": "position",
+                                                                 "map": {"x": "x", "y": "y", "n": "N"}}
+    assert rows_cols["baseline"]["correct"] is True
+    assert rows_cols["baseline"]["observations"]["binding"]["map"] == {"matrix": "a", "sums": "out", "rows": "M",
+                                                                       "cols": "N"}
+    # Bound by position is said once per branch in the test output (pytest's warnings summary).
+    assert output.count("bound by position (a C ABI is positional)") == 4, output
+    # Binding by position does not excuse a wrong kernel.
+    assert positional["stops_one_short"]["correct"] is False
+    assert rows_cols["rows_cols_swapped"]["correct"] is False
+    # Same count, other kinds: refused, naming both signatures.
+    refused = failure_text(positional["scalar_first"])
+    assert "kernel:    solve(int n, const float* x, float* y)" in refused
+    assert "reference: reference(x: buffer, y: buffer, N: int dim)" in refused
+    assert "a scalar where the reference has a buffer" in refused
+
+
+def test_outputs_with_a_declared_initial_state_accumulate_and_stay_guarded(run_plugin,
+                                                                          pytester: pytest.Pytester) -> None:
+    """Correctness and timing: the timed calls' checks run with the declared start value too."""
+    result = run_plugin(CASES / "contract_hist_zero_init", CASES / "contract_initial_value", CASES / "inout_axpy",
+                        CASES / "contract_alloc_temp",
+                        args=("--dcuopt-examples=10", "--dcuopt-interleave=0", "--benchmark-disable-gc"))
+    hist, last = records(pytester, "contract_hist_zero_init"), records(pytester, "contract_initial_value")
+    axpy, alloc = records(pytester, "inout_axpy"), records(pytester, "contract_alloc_temp")
+    for found in (hist["baseline"], last["baseline"], axpy["baseline"], axpy["omp_simd"], alloc["baseline"]):
+        assert found["correct"] is True and found["failure"] is None, found["failure"]
+        assert found["timing"] is not None and found["timing"]["timed_calls_checked"] >= 2, found["timing"]
+    assert "values differ" in failure_text(hist["assigns_instead_of_adds"])
+    assert "wrote past the end of buffer 'counts'" in failure_text(hist["clears_one_past"])
+    assert "reference=-1.0" in failure_text(last["resets_to_zero"])  # an empty bucket keeps the caller's -1
+    assert alloc["skips_last_copy"]["correct"] is False and "'y'" in failure_text(alloc["skips_last_copy"])
+    result.assert_outcomes(passed=10, failed=4, skipped=4)
+
+
+def test_derived_shapes_related_dims_and_long_reductions(run_plugin, pytester: pytest.Pytester) -> None:
+    result = run_plugin(CASES / "contract_conv1d_valid", CASES / "contract_window_relation",
+                        CASES / "contract_matmul_large_k", args=("-k", "correctness", "--dcuopt-examples=8"))
+    result.assert_outcomes(passed=4, failed=4, deselected=8)
+    conv, window, matmul = (records(pytester, case) for case in
+                            ("contract_conv1d_valid", "contract_window_relation", "contract_matmul_large_k"))
+    assert conv["baseline"]["correct"] is True
+    assert all(1 <= dims["kernel_size"] <= dims["input_size"] for dims in conv["baseline"]["examples_run"])
+    assert {"input_size": 1, "kernel_size": 1} in conv["baseline"]["examples_run"]  # kernel_size followed it down
+    assert "wrote past the end of buffer 'out'" in failure_text(conv["full_length_output"])
+    assert conv["misses_last_output"]["correct"] is False
+    assert window["baseline"]["correct"] is True
+    assert all(dims["window"] <= dims["length"] for dims in window["baseline"]["examples_run"])
+    assert window["caps_window_at_8"]["failure"]["dims"]["window"] > 8
+    # K = 4096 in float32: the correct summation orders pass, the one that drops a term does not.
+    assert matmul["baseline"]["correct"] is True and matmul["split_k_partials"]["correct"] is True
+    assert {"M": 64, "N": 64, "K": 4096} in matmul["baseline"]["examples_run"]
+    assert "float reduction of length K" in failure_text(matmul["drops_last_k"])
