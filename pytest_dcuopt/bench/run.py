@@ -16,8 +16,7 @@ from typing import Any
 
 import pytest
 
-from ..check.compare import compare, decode_all, tolerances
-from ..check.verify import checked_call, reference_outputs
+from ..check.verify import checked_call, output_mismatches
 from ..errors import TimedCallsWrong
 from ..timing.policy import Samples, TimingPolicy, summarize
 from ..toolchains.binding import BindSpec, Snapshot
@@ -27,9 +26,7 @@ from .clock import SampleClock
 
 def bind_spec(variant: Variant) -> BindSpec:
     """The buffers of a timed call: the (toolchain's) default dims, seed 0."""
-    assert variant.reference is not None
-    dims = variant.case.dims
-    return BindSpec(dict(dims), 0, variant.shapes(dims), variant.reference.inputs)
+    return variant.bind_spec(variant.case.dims, 0)
 
 
 def measure(variant: Variant, policy: TimingPolicy, timeout_s: float, spec: BindSpec | None = None) -> dict[str, Any]:
@@ -73,18 +70,10 @@ def check_timed_calls(variant: Variant, spec: BindSpec, reply: dict[str, Any]) -
 
 
 def _describe_wrong(variant: Variant, spec: BindSpec, snapshot: Snapshot) -> list[str]:
-    """The kernel's problems and output mismatches of one snapshot ([] when it matches the reference)."""
-    assert variant.reference is not None
-    shapes = dict(spec.shapes)
-    expected = reference_outputs(variant, snapshot, spec.dims, shapes)
+    """The kernel's problems and output mismatches of one snapshot ([] when it matches the reference), with the
+    same tolerances as the correctness stage (declared at these dims, reduction bounds included)."""
     lines = [f"  kernel {problem}" for problem in snapshot.problems]
-    for name, kernel_out in snapshot.outputs.items():
-        dtype = snapshot.dtypes[name]
-        atol, rtol = tolerances(dtype, variant.reference.atol, variant.reference.rtol)
-        found = compare(name, decode_all({name: kernel_out}, snapshot.dtypes)[name], expected[name], dtype,
-                        shapes.get(name) or kernel_out.shape, atol, rtol)
-        if found is not None:
-            lines.append(found.describe())
+    lines += [m.describe() for m in output_mismatches(variant, snapshot, spec.dims, dict(spec.shapes))]
     return lines
 
 
