@@ -3,7 +3,7 @@
 # and matmul at 1024^3), run on the device from the repository root. Writes to $OUT: profile.json and state.json of
 # the run, every branch's ncu CSV (ncu_<case>__<branch>.csv, candidates for tests/data/profile/), the pytest log,
 # and profile_summary.json (per branch: outcome, kernels counted/dropped, DRAM bytes vs bytes_moved, bound, stop,
-# budget). Until plugin.py returns ProfileObserver, a conftest.py registers it here.
+# budget).
 set -uo pipefail
 source tools/device/device_env.sh
 OUT=${OUT:-/tmp/profile_check_out}; mkdir -p "$OUT"
@@ -12,13 +12,6 @@ for case in vector_add matmul; do
   cp -r kernels/$case $W/$case
   printf '\npytestmark = [pytest.mark.profile(reason="tools/device/profile_check.sh")]\n' >> $W/$case/ref.py
 done
-cat > $W/conftest.py <<'PY'
-from pytest_dcuopt.observe.profile import ProfileObserver
-
-
-def pytest_dcuopt_observers(config):
-    return [ProfileObserver()]
-PY
 which ncu > $OUT/ncu_version.txt 2>&1; ncu --version >> $OUT/ncu_version.txt 2>&1
 (cd $W && timeout 540 python3 -m pytest vector_add matmul --dcuopt-backend cuda -k test_profile_cuda -rs \
    -p no:cacheprovider --dcuopt-run-dir=$W/run --dcuopt-cache-dir=$W/cache) > $OUT/pytest.log 2>&1
