@@ -66,7 +66,7 @@ def branch_ids(case: KernelCase, extensions: tuple[str, ...]) -> list[tuple[str,
     """Branch names as test ids; a branch with two sources for one toolchain gets the suffix appended."""
     branches = case.sources_for(extensions)
     names = [b.name for b in branches]
-    return [(b.name if names.count(b.name) == 1 else f"{b.name}{b.source.suffix}", b.source) for b in branches]
+    return [(b.name if names.count(b.name) == 1 else f"{b.name}{b.suffix}", b.source) for b in branches]
 
 
 def _add_toolchain_tests(module: types.ModuleType, case: KernelCase, toolchain: str, observers: Sequence[Observer],

@@ -33,4 +33,6 @@ branch_marks = {
         pytest.mark.isa(family="sass", methods=["compute.fast_math_intrinsics"],
                         reason="__expf must be the hardware MUFU.EX2"),
     ],
+    "triton_row": [pytest.mark.isa(family="amdgcn", require=[r"\bv_exp_f32", r"\bbuffer_load_dwordx4\b"], max_spills=0,
+                                   reason="tl.exp is the hardware v_exp_f32; 4 floats per lane are loaded at once")],
 }

@@ -46,4 +46,15 @@ branch_marks = {
     "hip_scalar": [pytest.mark.isa(
         family="amdgcn", require=[r"\bglobal_load_dword\b"], forbid=[r"\bglobal_load_dwordx[234]\b"],
         reason="the scalar reference shape: 4-byte loads only (what hip_float4 improves on)")],
+    # Triton branches: AOT-compiled for the target (default gfx942 with no GPU; see docs/triton.md).
+    "triton_block1024": [
+        pytest.mark.isa(family="amdgcn", require={r"\bbuffer_load_dwordx4\b": 2, r"\bbuffer_store_dwordx4\b": 1},
+                        forbid=[r"\b(?:global|flat)_(?:load|store)"], max_spills=0,
+                        reason="4 floats per lane on tensors under 2 GB: 16-byte buffer loads and stores"),
+        pytest.mark.isa(family="sass", require={r"\bLDG\.E\.128\b": 2},
+                        reason="the same kernel on NVIDIA: 16-byte LDG"),
+    ],
+    "triton_scalar": [pytest.mark.isa(
+        family="amdgcn", require=[r"\bbuffer_load_dword\b"], forbid=[r"\bbuffer_load_dwordx[234]\b"],
+        reason="one float per lane: 4-byte buffer loads (what triton_block1024 improves on)")],
 }

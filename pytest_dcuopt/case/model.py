@@ -21,6 +21,11 @@ class Branch:
     source: Path
 
     @property
+    def suffix(self) -> str:
+        """The suffix toolchains claim files by (`Toolchain.extensions`): see `kernel_suffix`."""
+        return kernel_suffix(self.source)
+
+    @property
     def is_baseline(self) -> bool:
         return self.name == "baseline"
 
@@ -35,12 +40,20 @@ class KernelCase:
     toolchain_dims: dict[str, dict[str, Any]] = field(default_factory=dict)  # from dims.<toolchain>.json
 
     def sources_for(self, extensions: tuple[str, ...]) -> list[Branch]:
-        return [b for b in self.branches if b.source.suffix in extensions]
+        return [b for b in self.branches if b.suffix in extensions]
 
     def for_toolchain(self, toolchain: str) -> KernelCase:
         """This case with `dims.<toolchain>.json` laid over dims.json (e.g. larger sizes for a GPU)."""
         override = self.toolchain_dims.get(toolchain)
         return replace(self, dims={**self.dims, **override}) if override else self
+
+
+def kernel_suffix(path: Path) -> str:
+    """Everything after the stem of a `kernel.<...>` file (`.cu`, `.triton.py`), so `kernel.triton.py` is never a
+    `.py` kernel; the last suffix for other names (seed run files such as `vector_add.cu`)."""
+    if path.name.startswith(f"{KERNEL_STEM}."):
+        return path.name[len(KERNEL_STEM):]
+    return path.suffix
 
 
 def is_case_dir(directory: Path) -> bool:

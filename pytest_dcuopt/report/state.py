@@ -47,8 +47,11 @@ def rank_branches(records: Iterable[BranchRecord]) -> dict[str, Any]:
             entry["beats_baseline"] = ab["ci95_ms"][1] < ab["baseline_ci95_ms"][0]
         entries[name] = entry
         eligible = entry["beats_baseline"] or name == "baseline" or base is None
-        # A median from too few clean samples may still be shown, but never crowns a branch.
-        trusted = (record.timing or {}).get("quality", "ok") == "ok" or name == "baseline"
+        # A median from too few clean samples, or from an emulator (the Triton interpreter), may be shown but never
+        # crowns a branch.
+        timing = record.timing or {}
+        trusted = ((timing.get("quality", "ok") == "ok" or name == "baseline")
+                   and timing.get("representative", True) is not False)
         if may_rank(record) and mine is not None and eligible and trusted:
             # Rank by speedup where there is one: it is the drift-free interleaved figure when that ran.
             speedup = entry["speedup_vs_baseline"] if name != "baseline" else 1.0

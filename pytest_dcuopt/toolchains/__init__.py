@@ -21,6 +21,7 @@ BUILTIN: dict[str, str] = {
     "python": "pytest_dcuopt.toolchains.python:PythonToolchain",
     "cuda": "pytest_dcuopt.toolchains.cuda:CudaToolchain",
     "hip": "pytest_dcuopt.toolchains.hip:HipToolchain",
+    "triton": "pytest_dcuopt.toolchains.triton:TritonToolchain",
 }
 
 

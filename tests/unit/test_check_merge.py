@@ -114,3 +114,14 @@ def test_a_median_from_too_few_clean_samples_never_crowns_a_branch() -> None:
     base, late = timed("baseline", 1.0), timed("late", 0.5, quality="too few clean samples")
     assert rank_branches([base, late])["champion"] == "baseline"
     assert rank_branches([base, timed("late", 0.5)])["champion"] == "late"
+
+
+def test_interpreter_timings_never_crown_a_champion() -> None:
+    def timed(branch: str, median: float) -> BranchRecord:
+        record = BranchRecord("c", "triton", branch, f"{branch}.triton.py", correct=True)
+        record.timing = {"median_ms": median, "iqr_ms": 0.001, "min_ms": median, "max_ms": median, "mean_ms": median,
+                         "ci95_ms": [median * 0.99, median * 1.01], "rounds": 50, "rel_spread": 0.01,
+                         "representative": False}
+        return record
+
+    assert rank_branches([timed("baseline", 1.0), timed("fast", 0.2)])["champion"] is None
