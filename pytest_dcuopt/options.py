@@ -30,6 +30,12 @@ HOT_OPTION = "--dcuopt-hot"
 INTERLEAVE_OPTION = "--dcuopt-interleave"
 L2_FLUSH_OPTION = "--dcuopt-l2-flush"
 EVENT_OFFSET_OPTION = "--dcuopt-event-offset"
+COMPARE_OPTION = "--dcuopt-compare"
+COMPARE_THRESHOLD_OPTION = "--dcuopt-compare-threshold"
+COMPARE_FLOOR_OPTION = "--dcuopt-compare-floor-us"
+COMPARE_RETRIES_OPTION = "--dcuopt-compare-retries"
+DEVICES_OPTION = "--dcuopt-devices"
+NO_HOST_LOCK_OPTION = "--dcuopt-no-host-lock"
 
 HOME_NAME = ".dcuopt"  # runs/, build-cache/ and logs/ go in here
 DEFAULT_RUN_ROOT = f"{HOME_NAME}/runs"
@@ -58,6 +64,30 @@ def parse_fraction(text: str) -> float:
     if value >= 1:
         raise argparse.ArgumentTypeError(f"{text!r} is a relative spread; give a fraction below 1 such as 0.01 (1%)")
     return value
+
+
+def parse_non_negative_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number; give e.g. 1 or 0.5") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be 0 or more")
+    return value
+
+
+def parse_non_negative_int(text: str) -> int:
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of 0 or more")
+    return int(text)
+
+
+def parse_devices(text: str) -> tuple[str, ...]:
+    """`0,1` (device indices as nvidia-smi / rocm-smi number them) or GPU UUIDs, comma separated."""
+    devices = tuple(d.strip() for d in text.split(",") if d.strip())
+    if not devices or len(set(devices)) != len(devices):
+        raise argparse.ArgumentTypeError(f"{text!r}: give distinct device indices or UUIDs, comma separated, e.g. 0,1")
+    return devices
 
 
 def parse_dims(text: str) -> dict[str, Any]:
@@ -127,6 +157,23 @@ def add_options(parser: pytest.Parser) -> None:
                     help="GPU timing: how the start/end event pair's own cost is removed: `calibrated` (measured "
                          "once per device with a tiny kernel), `profiler` (against CUPTI/roctracer kernel records), "
                          "`none` (raw event times). Default: $DCUOPT_EVENT_OFFSET, else calibrated")
+    group.addoption(COMPARE_OPTION, metavar="PATH", default=None,
+                    help="Gate against an earlier run: its state.json, its run directory, or `latest` (the newest run "
+                         "beside this one's). Per branch FAST/SAME/SLOW/AMBIGUOUS; SLOW fails the benchmark test, a "
+                         "correctness or ISA regression fails its test (docs/gating.md). Default: no gate")
+    group.addoption(COMPARE_THRESHOLD_OPTION, metavar="FRACTION", type=parse_fraction, default=0.05,
+                    help="Gate: smallest relative change called SLOW or FAST. Default: 0.05 (5%%)")
+    group.addoption(COMPARE_FLOOR_OPTION, metavar="US", type=parse_non_negative_float, default=1.0,
+                    help="Gate: smallest absolute change called SLOW or FAST, in microseconds. Default: 1")
+    group.addoption(COMPARE_RETRIES_OPTION, metavar="N", type=parse_non_negative_int, default=2,
+                    help="Gate: re-measurements of an AMBIGUOUS branch before it is reported (without failing). "
+                         "Default: 2")
+    group.addoption(DEVICES_OPTION, metavar="LIST", type=parse_devices, default=(),
+                    help="GPUs to pin kernel workers to, e.g. 0,1: xdist worker gwN uses the N-th (round robin), "
+                         "set in the worker's CUDA_VISIBLE_DEVICES / HIP_VISIBLE_DEVICES. Default: device 0")
+    group.addoption(NO_HOST_LOCK_OPTION, action="store_true", default=False,
+                    help="CPU timing: do not hold the host's timing lock (shared by xdist workers and other pytest "
+                         "sessions), so CPU branches may be timed concurrently. Default: hold it")
 
 
 @dataclass(frozen=True)
@@ -144,6 +191,12 @@ class Options:
     replay_seed: int | None
     policy: TimingPolicy
     interleave_rounds: int
+    compare: str | None = None  # --dcuopt-compare as given (gate.baseline resolves it)
+    compare_threshold: float = 0.05
+    compare_floor_us: float = 1.0
+    compare_retries: int = 2
+    devices: tuple[str, ...] = ()
+    host_lock: bool = True
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> Options:
@@ -165,13 +218,19 @@ class Options:
             log_dir=(root / HOME_NAME / "logs").resolve(), timeout_s=get(TIMEOUT_OPTION), examples=get(EXAMPLES_OPTION),
             hypothesis_profile=get(PROFILE_OPTION), replay_dims=get(DIMS_OPTION), replay_seed=get(SEED_OPTION),
             policy=policy, interleave_rounds=max(0, get(INTERLEAVE_OPTION)),
+            compare=get(COMPARE_OPTION), compare_threshold=get(COMPARE_THRESHOLD_OPTION),
+            compare_floor_us=get(COMPARE_FLOOR_OPTION), compare_retries=get(COMPARE_RETRIES_OPTION),
+            devices=get(DEVICES_OPTION), host_lock=not get(NO_HOST_LOCK_OPTION),
         )
 
     def to_json(self) -> dict[str, Any]:
         return {"backends": list(self.backends), "arch": self.arch, "extra_flags": list(self.extra_flags),
                 "timeout_s": self.timeout_s, "examples": self.examples, "hypothesis_profile": self.hypothesis_profile,
                 "timing": self.policy.to_json(), "interleave_rounds": self.interleave_rounds,
-                "cache_dir": str(self.cache_dir)}
+                "cache_dir": str(self.cache_dir), "compare": self.compare,
+                "compare_rule": {"threshold": self.compare_threshold, "floor_us": self.compare_floor_us,
+                                 "retries": self.compare_retries},
+                "devices": list(self.devices), "host_lock": self.host_lock}
 
 
 def default_home(config: pytest.Config) -> Path:

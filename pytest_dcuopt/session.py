@@ -159,9 +159,10 @@ class DcuOptSession:
     def _remeasure(self, variant: Variant) -> list[float]:
         try:
             samples = measure(variant, self.options.policy, self.options.timeout_s)["samples"]
+            return [s * 1e3 for s in samples.seconds]
         except TimedCallsWrong as exc:
-            pytest.fail(str(exc), pytrace=False)
-        return [s * 1e3 for s in samples.seconds]
+            wrong = str(exc)
+        pytest.fail(wrong, pytrace=False)
 
     def _with_regression(self, variant: Variant, kind: str, failure: str) -> str:
         """The failure message, headed by the regression it is when the baseline (--dcuopt-compare) passed."""
@@ -171,10 +172,12 @@ class DcuOptSession:
     def run_observer(self, name: str, variant: Variant, item: pytest.Item) -> None:
         try:
             self.observers[name].observe(self, variant, item)
+            return
         except pytest.fail.Exception as exc:
             if name != "isa" or self.gate is None or not self.gate.regression_note(variant.record, "isa"):
                 raise
-            pytest.fail(self._with_regression(variant, "isa", str(exc.msg)), pytrace=False)
+            failure = str(exc.msg)
+        pytest.fail(self._with_regression(variant, "isa", failure), pytrace=False)  # outside `except`: no chained trace
 
     def add_report(self, observer: str, entry: dict[str, Any]) -> None:
         self.reports.setdefault(observer, []).append(entry)

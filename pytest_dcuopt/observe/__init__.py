@@ -11,8 +11,9 @@ marker in `markers.py`, and return an instance from a `pytest_dcuopt_observers` 
 """
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     import pytest

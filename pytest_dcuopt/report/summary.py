@@ -143,12 +143,17 @@ def gate_rows(state: Mapping[str, Any]) -> list[list[str]]:
                     continue
                 change = gate.get("change") or {}
                 interval = change.get("change_interval")
-                why = "; ".join(text for text in [gate.get("reason"), *(gate.get("notes") or [])] if text)
+                why = _clip("; ".join(text for text in [gate.get("reason"), *(gate.get("notes") or [])] if text))
                 rows.append([case, toolchain, name, gate["verdict"], _ms(change.get("before_median_ms")),
                              _ms(change.get("after_median_ms")), _pct(change.get("change")),
                              f"{_pct(interval[0])} .. {_pct(interval[1])}" if interval else "-",
                              ", ".join(gate.get("regressions") or []) or "-", why.replace("|", "/") or "-"])
     return rows
+
+
+def _clip(text: str, width: int = 120) -> str:
+    """A reason cut to fit a table cell; state.json keeps it whole."""
+    return text if len(text) <= width else text[:width - 3].rstrip() + "..."
 
 
 def _pct(value: Any) -> str:
@@ -177,9 +182,10 @@ def gate_section(state: Mapping[str, Any]) -> list[str]:
     rule = gate.get("rule") or {}
     counts = ", ".join(f"{v} {k}" for k, v in (gate.get("counts") or {}).items()) or "nothing compared"
     out = ["## Gate vs baseline", "", f"- baseline: `{gate['baseline']}` ({gate.get('baseline_created_at')})",
-           f"- rule: SLOW/FAST when the {rule.get('confidence', 0.95):.0%} interval of the change excludes 0 and the "
-           f"change exceeds {rule.get('threshold', 0):.1%} and {rule.get('floor_us', 0):g} us; AMBIGUOUS re-measured "
-           f"up to {rule.get('retries', 0)} times", f"- verdicts: {counts}; regressions: {gate.get('regressions', 0)}"]
+           f"- rule: SLOW/FAST when the {rule.get('confidence', 0.95):.0%} interval of the ratio after/before excludes "
+           f"1 and the change exceeds both {rule.get('threshold', 0):.1%} and {rule.get('floor_us', 0):g} us; "
+           f"AMBIGUOUS re-measured up to {rule.get('retries', 0)} times; `why / notes` is cut short here, state.json "
+           "has it whole", f"- verdicts: {counts}; regressions: {gate.get('regressions', 0)}"]
     if gate.get("missing"):
         out.append(f"- in the baseline, not in this run: {', '.join(gate['missing'])}")
     return [*out, "", *table, ""]

@@ -1,0 +1,56 @@
+"""The gate's verdicts and the dual rule that gives them: a change must be statistically significant (the
+interval of gate.stats excludes a ratio of 1) *and* practically significant (larger than a relative threshold and an
+absolute floor) before it is called SLOW or FAST."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from .stats import Change
+
+FAST = "FAST"
+SAME = "SAME"
+SLOW = "SLOW"
+AMBIGUOUS = "AMBIGUOUS"  # the interval straddles the practical margin: re-measured, then reported without failing
+REFUSED = "REFUSED"  # the two measurements are not comparable (device, toolchain, dims, timing mode, no samples)
+NEW = "NEW"  # the branch is not in the baseline run
+NOT_TIMED = "NOT TIMED"  # this run did not time the branch (skipped, deselected, failed before timing)
+VERDICTS = (FAST, SAME, SLOW, AMBIGUOUS, REFUSED, NEW, NOT_TIMED)
+
+
+@dataclass(frozen=True)
+class GateRule:
+    """The rule's parameters (options: --dcuopt-compare-threshold, -floor-us, -retries)."""
+
+    threshold: float = 0.05  # smallest relative change that counts
+    floor_us: float = 1.0  # ... and smallest absolute change, in microseconds
+    retries: int = 2  # re-measurements of an AMBIGUOUS branch
+    confidence: float = 0.95  # of the interval (two-sided)
+    clock_tolerance: float = 0.05  # SM clocks of the two runs further apart than this are flagged
+
+    def margin(self, before_median_ms: float) -> float:
+        """The practical margin relative to the baseline's median: the larger of the threshold and the floor."""
+        if before_median_ms <= 0:
+            return self.threshold
+        return max(self.threshold, self.floor_us * 1e-3 / before_median_ms)
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def decide(change: Change, rule: GateRule) -> str:
+    """SLOW / FAST: significant and beyond the margin; SAME: the whole interval within the margin; else AMBIGUOUS.
+
+    The margin is symmetric in ratio: SLOW when after/before exceeds 1 + margin, FAST when before/after does. A
+    significant change smaller than the margin whose interval stays inside it is SAME (real, too small to matter).
+    An estimate beyond the margin whose interval still includes 1 is AMBIGUOUS, as is an interval that reaches past
+    the margin while the estimate does not.
+    """
+    limit = 1 + rule.margin(change.before_median_ms)
+    if change.ratio_low > 1 and change.ratio > limit:
+        return SLOW
+    if change.ratio_high < 1 and change.ratio < 1 / limit:
+        return FAST
+    if 1 / limit <= change.ratio_low and change.ratio_high <= limit:
+        return SAME
+    return AMBIGUOUS

@@ -1,0 +1,222 @@
+"""Exclusive timing per device, and GPU pinning of xdist workers (docs/gating.md, "Parallel sweeps").
+
+* `device_lock(name)`: an flock on `<lock dir>/<name>.lock`, held while a branch is timed, so no two measurements
+  run on one device at once, whether they come from xdist workers of one session or from other pytest sessions on
+  the host. flock belongs to the open file: the kernel releases it when the holder exits or is killed, so a dead
+  session never leaves a stale lock. The lock directory is per host and shared by every user (a GPU is too).
+* `pin_for_worker(devices, worker_id, platform)`: the GPU an xdist worker's kernel processes use and the environment
+  they start with. The visibility variables are read once, when the runtime initializes, so they must be in the
+  kernel worker's environment when it starts (run/isolation.py), never set afterwards.
+"""
+from __future__ import annotations
+
+import fcntl
+import os
+import re
+import socket
+import tempfile
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+LOCK_DIR_ENV = "DCUOPT_LOCK_DIR"
+HOST_LOCK = "host-cpu"  # CPU timing: the host's cores and memory bandwidth are the shared device
+# Which variable selects the GPUs a runtime sees, per platform (a DCU runs HIP on ROCm: "amd").
+VISIBILITY = {"nvidia": "CUDA_VISIBLE_DEVICES", "amd": "HIP_VISIBLE_DEVICES"}
+# Variables that would be applied on top of the pinned one and change what its index means (HIP also honours
+# CUDA_VISIBLE_DEVICES, ROCm applies ROCR_VISIBLE_DEVICES below HIP): removed from a pinned worker's environment.
+OTHER_VISIBILITY = {"nvidia": ("HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES"),
+                    "amd": ("CUDA_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "GPU_DEVICE_ORDINAL")}
+
+
+class DeviceLockTimeout(TimeoutError):
+    """The device stayed locked by someone else for longer than the caller would wait."""
+
+
+def lock_dir(environ: Mapping[str, str] = os.environ) -> Path:
+    """$DCUOPT_LOCK_DIR, else <tmp>/pytest_dcuopt-locks: one per host, shared by all users and sessions (not
+    $XDG_RUNTIME_DIR, which is per user: two users timing on one GPU must see each other's lock)."""
+    return Path(environ.get(LOCK_DIR_ENV) or Path(tempfile.gettempdir()) / "pytest_dcuopt-locks")
+
+
+def lock_name(kind: str, device: str) -> str:
+    """A file-name-safe lock name, e.g. gpu-0, gpu-GPU-8f3a..., host-cpu."""
+    return _safe(f"{kind}-{device}")
+
+
+def _safe(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", name)
+
+
+@dataclass
+class LockHold:
+    """What the timing record says about the lock: which, whether it was held, and how long the wait was."""
+
+    name: str
+    path: str | None
+    held: bool
+    waited_s: float = 0.0
+    reason: str = ""  # why it was not held (turned off)
+    waited_for: str = ""  # the holder's note when this measurement had to wait
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"name": self.name, "path": self.path, "held": self.held,
+                                "waited_s": round(self.waited_s, 4)}
+        if self.reason:
+            data["reason"] = self.reason
+        if self.waited_for:
+            data["waited_for"] = self.waited_for
+        return data
+
+
+@contextmanager
+def device_lock(name: str, *, enabled: bool = True, label: str = "", timeout_s: float | None = None,
+                directory: Path | None = None, disabled_reason: str = "turned off",
+                poll_s: float = 0.005) -> Iterator[LockHold]:
+    """Hold the host-wide lock `name` for the duration of the block (yields the LockHold for the record).
+
+    Waits as long as it takes, or raises DeviceLockTimeout after `timeout_s` naming the holder. `enabled=False`
+    yields a hold with `held=False` and the reason, so the record says the measurement was not exclusive.
+    """
+    if not enabled:
+        yield LockHold(name, None, held=False, reason=disabled_reason)
+        return
+    path = _lock_file(directory or lock_dir(), name)
+    fd = _open_lock(path)
+    try:
+        started = time.perf_counter()
+        waited_for = _acquire(fd, path, timeout_s, poll_s, started)
+        hold = LockHold(name, str(path), held=True, waited_s=time.perf_counter() - started, waited_for=waited_for)
+        _write_holder(fd, label)
+        try:
+            yield hold
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+
+
+def _lock_file(directory: Path, name: str) -> Path:
+    if not directory.is_dir():
+        directory.mkdir(parents=True, exist_ok=True)
+        try:
+            directory.chmod(0o1777)  # like /tmp: every user may add a lock, none may remove another's
+        except OSError:
+            pass  # created by another user meanwhile: theirs to set
+    return directory / f"{_safe(name)}.lock"
+
+
+def _open_lock(path: Path) -> int:
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+    except PermissionError:
+        return os.open(path, os.O_RDONLY)  # another user's lock file: flock works on a read-only descriptor too
+    try:
+        os.fchmod(fd, 0o666)  # the umask took bits off: other users must open it too
+    except OSError:
+        pass  # not ours to change
+    return fd
+
+
+def _acquire(fd: int, path: Path, timeout_s: float | None, poll_s: float, started: float) -> str:
+    """Take the flock; returns the holder's note when it had to wait ("" when the lock was free)."""
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return ""
+    except BlockingIOError:
+        waited_for = _read_holder(path)
+    if timeout_s is None:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        return waited_for
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return waited_for
+        except BlockingIOError:
+            if time.perf_counter() - started >= timeout_s:
+                raise DeviceLockTimeout(
+                    f"{path} stayed locked for {timeout_s:g} s by {_read_holder(path) or 'an unknown holder'}: "
+                    "another measurement holds this device. Wait for it, or time on another device "
+                    "(--dcuopt-devices)") from None
+            time.sleep(poll_s)
+            poll_s = min(poll_s * 2, 0.05)
+
+
+def _write_holder(fd: int, label: str) -> None:
+    """Who holds the lock, for anyone waiting on it (best effort: a read-only descriptor cannot write)."""
+    note = f"pid {os.getpid()} on {socket.gethostname()}" + (f" timing {label}" if label else "")
+    try:
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, note.encode(), 0)
+    except OSError:
+        pass
+
+
+def _read_holder(path: Path) -> str:
+    try:
+        return path.read_text(errors="replace").strip()
+    except OSError:
+        return ""
+
+
+# ----- pinning xdist workers to GPUs ---------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class DevicePin:
+    """The GPU one pytest process (an xdist worker, or the only one) starts its kernel workers on."""
+
+    worker: str  # xdist worker id (gw0, gw1, ...) or "main"
+    device: str  # as nvidia-smi / rocm-smi number it, or a UUID
+    platform: str  # nvidia or amd
+
+    @property
+    def variable(self) -> str:
+        return VISIBILITY[self.platform]
+
+    @property
+    def lock(self) -> str:
+        """The device lock's name: one per physical GPU."""
+        return lock_name("gpu", self.device)
+
+    def environ(self, base: Mapping[str, str]) -> dict[str, str]:
+        """`base` with this GPU as the only visible one (index 0 in the kernel worker)."""
+        env = {k: v for k, v in base.items() if k not in OTHER_VISIBILITY[self.platform]}
+        env[self.variable] = self.device
+        if self.platform == "nvidia":
+            env.setdefault("CUDA_DEVICE_ORDER", "PCI_BUS_ID")  # indices as nvidia-smi prints them
+        return env
+
+    def to_json(self) -> dict[str, Any]:
+        return {"worker": self.worker, "device": self.device, "variable": self.variable}
+
+
+def worker_number(worker_id: str | None) -> int | None:
+    """gw3 -> 3; None (no xdist) or `master` -> None."""
+    match = re.fullmatch(r"gw(\d+)", worker_id or "")
+    return int(match.group(1)) if match else None
+
+
+def pin_for_worker(devices: Sequence[str], worker_id: str | None, platform: str) -> DevicePin | None:
+    """The pin of xdist worker `worker_id` (gwN takes devices[N % len(devices)]); None without --dcuopt-devices.
+
+    More workers than devices share a device round robin; the device lock keeps their measurements apart.
+    """
+    if not devices:
+        return None
+    if platform not in VISIBILITY:
+        raise ValueError(f"unknown GPU platform {platform!r}: nvidia or amd (a DCU is amd: it runs HIP on ROCm)")
+    number = worker_number(worker_id)
+    device = devices[(number or 0) % len(devices)]
+    return DevicePin(f"gw{number}" if number is not None else "main", device, platform)
+
+
+def gpu_lock_name(pin: DevicePin | None, platform: str, environ: Mapping[str, str] = os.environ) -> str:
+    """The lock of the GPU a kernel worker will use: the pinned one, else the first the environment makes visible
+    (device 0 of the runtime), else physical device 0."""
+    if pin is not None:
+        return pin.lock
+    visible = environ.get(VISIBILITY.get(platform, "CUDA_VISIBLE_DEVICES"), "")
+    first = visible.split(",")[0].strip()
+    return lock_name("gpu", first or "0")
