@@ -37,12 +37,17 @@ from .open_iter import scaffold
 FLAT_ITERATIONS_FOR_TRIAGE = 3  # the seed: three iterations without a material gain -> SQTT triage
 EFFECTIVE, INEFFECTIVE, INCONCLUSIVE = "effective", "ineffective", "inconclusive"
 
+MIN_GAIN = 0.02  # the seed's noise threshold: a promotion must be worth more than drift
+
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = commands.add_parser("close-iter", help="measure the open iteration and update the run's state")
     parser.add_argument("run_dir", type=Path)
     parser.add_argument("--iter", type=int, default=None, help="iteration (default: the last opened)")
     parser.add_argument("--pytest-args", default="", help="extra pytest arguments for this close")
+    parser.add_argument("--min-gain", type=float, default=MIN_GAIN,
+                        help="a branch replaces the current best only when its whole A/B speedup interval lies above "
+                             f"1 + this (the seed's noise threshold). Default: {MIN_GAIN}")
     parser.set_defaults(run=run)
 
 
@@ -63,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
     harness = run_pytest([str(folder)], layout.harness_dir(index), [*extra, "-k", "not test_ablation"],
                          cwd=layout.run_dir)
     entry = toolchain_entry(harness, folder.name, state["toolchain"])
-    outcome = judge_branches(entry)
+    outcome = judge_branches(entry, args.min_gain)
     if outcome["promoted"]:
         outcome["ablation"] = ablate(layout, state, index, outcome["champion"], document, extra)
     classified = classify(document["methods"], outcome)
@@ -84,8 +89,10 @@ def checked_methods(layout: RunLayout, state: dict[str, Any], index: int) -> dic
     return dict(json.loads(path.read_text()))
 
 
-def judge_branches(entry: dict[str, Any]) -> dict[str, Any]:
-    """The harness's verdicts for every branch, and whether its champion replaces the current best."""
+def judge_branches(entry: dict[str, Any], min_gain: float = MIN_GAIN) -> dict[str, Any]:
+    """The harness's verdicts for every branch, and whether its champion replaces the current best: correct in this
+    run, faster than the current best beyond the noise, and by more than `min_gain` (a copy of the best measured
+    a little faster by drift must not be promoted)."""
     branches = entry["branches"]
     base = branches.get("baseline", {})
     if base.get("correct") is not True or not base.get("timing"):
@@ -99,11 +106,18 @@ def judge_branches(entry: dict[str, Any]) -> dict[str, Any]:
     champion = entry.get("champion")
     # Never on `correct: null`: only a branch whose correctness test passed in this run may become the best.
     promoted = (champion not in (None, "baseline") and branches[champion].get("correct") is True
-                and branches[champion].get("beats_baseline") is True)
+                and branches[champion].get("beats_baseline") is True
+                and clears_min_gain(table[champion]["speedup_interval"], table[champion]["speedup"], min_gain))
     candidates = [n for n in branches if n != "baseline"]
     return {"promoted": promoted, "champion": champion if promoted else None,
             "current_best_ms": base["timing"]["median_ms"], "branches": table,
             "any_correct_branch": any(table[n]["correct"] is True and table[n]["median_ms"] for n in candidates)}
+
+
+def clears_min_gain(interval: list[float] | None, speedup: float | None, min_gain: float) -> bool:
+    """The A/B speedup interval's lower end (else the speedup itself) above 1 + min_gain."""
+    low = interval[0] if interval else speedup
+    return low is not None and low > 1 + min_gain
 
 
 def ablate(layout: RunLayout, state: dict[str, Any], index: int, champion: str, document: dict[str, Any],
