@@ -10,8 +10,9 @@ branches that carry an observer's mark (from ref.py's `pytestmark` / `branch_mar
 from __future__ import annotations
 
 import types
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -89,8 +90,8 @@ def _add_toolchain_tests(module: types.ModuleType, case: KernelCase, toolchain: 
         dcuopt_session.run_benchmark(variant, benchmark, clock, request.node.nodeid)
 
     correctness_params = [pytest.param(name, id=name, marks=own[name]) for name, _ in ids]
-    bench_params = [pytest.param(name, id=name, marks=[*own[name], pytest.mark.benchmark(group=group, timer=SampleClock())])
-                    for name, _ in ids]
+    bench_mark = pytest.mark.benchmark(group=group, timer=SampleClock())
+    bench_params = [pytest.param(name, id=name, marks=[*own[name], bench_mark]) for name, _ in ids]
     marks = [pytest.mark.dcuopt(case=case.name, toolchain=toolchain)]
     setattr(module, f"test_correctness_{toolchain}",
             _decorate(test_correctness, pytest.mark.parametrize("branch", correctness_params), marks))

@@ -1,8 +1,9 @@
 """`dcuopt_case`: hand-written tests beside a case reuse the harness (build, isolation, comparison)."""
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -33,7 +34,9 @@ class CaseHandle:
 
     def check(self, branch: str = "baseline", dims: Mapping[str, Any] | None = None, seed: int = 0,
               toolchain: str | None = None) -> None:
-        """Run one call at `dims` (merged over dims.json) and compare with the reference; fails like the generated test."""
+        """Run one call at `dims` (merged over dims.json) and compare with the reference.
+
+        Fails like the generated test."""
         __tracebackhide__ = True
         variant = self.variant(branch, toolchain)
         message = None

@@ -10,9 +10,9 @@ import shlex
 import shutil
 import subprocess
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping, Sequence
 
 DEFAULT_TIMEOUT_S = 300.0
 
@@ -95,9 +95,8 @@ def run_tool(
         )
     except FileNotFoundError as exc:
         return ToolResult(argv, 127, "", f"{exc}", time.perf_counter() - start, False, _str_or_none(cwd), overrides)
-    return ToolResult(
-        argv, proc.returncode, proc.stdout, proc.stderr, time.perf_counter() - start, False, _str_or_none(cwd), overrides
-    )
+    elapsed = time.perf_counter() - start
+    return ToolResult(argv, proc.returncode, proc.stdout, proc.stderr, elapsed, False, _str_or_none(cwd), overrides)
 
 
 def _text(data: str | bytes | None) -> str:

@@ -12,8 +12,9 @@ Resources come from what the compiler itself wrote, never from guessing regexes 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any, Mapping
+from typing import Any
 
 from . import elf
 from .model import ResourceUsage
@@ -21,8 +22,8 @@ from .model import ResourceUsage
 HSA_TRIPLE_RE = re.compile(r"amdgcn-amd-amdhsa-+(?P<target>gfx[0-9a-z]+(?::[a-z0-9_]+[+-])*)", re.I)
 _REMARK_RE = re.compile(r"remark:\s+(?P<key>[A-Za-z][A-Za-z ]*?(?:\s\[[^\]]+\])?):\s+(?P<value>\S+)"
                         r"\s+\[-Rpass-analysis=kernel-resource-usage\]")
-_ASM_INFO_RE = re.compile(r"^;\s*(?P<key>NumSgprs|NumVgprs|NumAgprs|ScratchSize|Occupancy|LDSByteSize):\s*(?P<value>\d+)",
-                          re.M)
+_ASM_INFO_RE = re.compile(r"^;\s*(?P<key>NumSgprs|NumVgprs|NumAgprs|ScratchSize|Occupancy|LDSByteSize)"
+                          r":\s*(?P<value>\d+)", re.M)
 
 # Remark key -> (ResourceUsage field, or a spill bucket).
 _REMARK_FIELDS = {
@@ -93,7 +94,9 @@ def asm_resources(functions: Mapping[str, str], asm_text: str) -> dict[str, Reso
     """Resources from the `; Kernel info:` blocks of a .s file, matched to functions in file order."""
     blocks = re.split(r"^;\s*Kernel info:\s*$", asm_text, flags=re.M)[1:]
     found = {}
-    for name, block in zip(functions, blocks):
+    # Not strict: only kernels get a `; Kernel info:` block, so device functions (and unparsable text) leave fewer
+    # blocks than functions.
+    for name, block in zip(functions, blocks, strict=False):
         values = {_ASM_FIELDS[m.group("key")]: int(m.group("value")) for m in _ASM_INFO_RE.finditer(block)}
         found[name] = ResourceUsage(name, source="assembly kernel info", **values)
     return found

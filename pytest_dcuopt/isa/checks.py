@@ -15,8 +15,9 @@ import difflib
 import fnmatch
 import re
 from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from .lines import instructions
 from .model import UNSPLIT, Instruction, IsaDump
@@ -71,7 +72,8 @@ class Verdict:
     def message(self) -> str:
         word = {PASS: "passed", FAIL: "FAILED", INCONCLUSIVE: "INCONCLUSIVE"}[self.outcome]
         dump = self.dump
-        head = [f"ISA check {word}: {self.label} on {dump.arch or 'the build machine (arch not recorded)'} ({dump.family})"
+        arch = dump.arch or "the build machine (arch not recorded)"
+        head = [f"ISA check {word}: {self.label} on {arch} ({dump.family})"
                 + (" [RECORDED sample]" if dump.recorded else ""),
                 f"  mark: isa({_mark_text(self.spec)})" + (f"  [{self.spec.origin}]" if self.spec.origin else "")]
         if self.spec.reason:
@@ -84,8 +86,9 @@ class Verdict:
         return "\n".join(head + body + tail)
 
     def to_json(self) -> dict[str, Any]:
-        return {"outcome": self.outcome, "mark": self.spec.to_json(), "family": self.dump.family, "arch": self.dump.arch,
-                "tool": self.dump.tool, "recorded": self.dump.recorded, "scope": list(self.scope),
+        return {"outcome": self.outcome, "mark": self.spec.to_json(), "family": self.dump.family,
+                "arch": self.dump.arch, "tool": self.dump.tool, "recorded": self.dump.recorded,
+                "scope": list(self.scope),
                 "instructions": self.instruction_count, "checks": [c.to_json() for c in self.checks],
                 "notes": list(self.dump.notes), "errors": list(self.dump.errors)}
 
@@ -167,7 +170,8 @@ class _Context:
         patterns = self._patterns(pattern)
         subject = f"/{pattern}/" + (f" x{minimum}" if minimum != 1 else "")
         if not patterns:
-            return CheckResult("require", subject, INCONCLUSIVE, f"pattern set {pattern} has no {self.dump.family} patterns")
+            return CheckResult("require", subject, INCONCLUSIVE,
+                               f"pattern set {pattern} has no {self.dump.family} patterns")
         hits = self.matches(patterns)
         if len(hits) >= minimum:
             return CheckResult("require", subject, PASS, f"found {len(hits)}", self.evidence(hits))
@@ -181,7 +185,8 @@ class _Context:
         patterns = self._patterns(pattern)
         subject = f"/{pattern}/" + (f" at most {maximum}" if maximum else "")
         if not patterns:
-            return CheckResult("forbid", subject, INCONCLUSIVE, f"pattern set {pattern} has no {self.dump.family} patterns")
+            return CheckResult("forbid", subject, INCONCLUSIVE,
+                               f"pattern set {pattern} has no {self.dump.family} patterns")
         hits = self.matches(patterns)
         if len(hits) > maximum:
             return CheckResult("forbid", subject, FAIL, f"allowed {maximum}, found {len(hits)}", self.evidence(hits))
@@ -248,8 +253,8 @@ class _Context:
             return CheckResult("resource", subject, FAIL, f"{', '.join(broken)} {_UNITS[bound]}")
         if unknown:
             source = "the toolchain reports no resource usage" if not self.dump.resources else "not reported"
-            return CheckResult("resource", subject, INCONCLUSIVE,
-                               f"{field_name} unknown for {', '.join(unknown)} ({source})" + (f"; {found}" if found else ""))
+            detail = f"{field_name} unknown for {', '.join(unknown)} ({source})" + (f"; {found}" if found else "")
+            return CheckResult("resource", subject, INCONCLUSIVE, detail)
         return CheckResult("resource", subject, PASS, found)
 
     def closest(self, patterns: Sequence[str]) -> list[str]:

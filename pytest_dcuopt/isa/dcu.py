@@ -32,7 +32,7 @@ def dccobjdump_command(tool: str, binary: Path, arch: str | None) -> list[str]:
     command = [tool, f"--inputs={binary}"]
     if arch:
         command.append(f"--architecture={arch.split(':', 1)[0]}")
-    return command + ["--show-sass", "--show-instruction-encoding", "--separate-functions"]
+    return [*command, "--show-sass", "--show-instruction-encoding", "--separate-functions"]
 
 
 def run_dccobjdump(tool: str, binary: Path, arch: str | None, timeout: float = 120) -> tuple[ToolResult, str]:

@@ -58,7 +58,8 @@ def sections(data: bytes) -> dict[str, tuple[int, bytes]]:
     names = _slice(data, headers[shstrndx][4], headers[shstrndx][5], "the section name table")
     found: dict[str, tuple[int, bytes]] = {}
     for name_offset, sh_type, _, _, offset, size, *_ in headers:
-        name = names[name_offset:names.find(b"\0", name_offset)].decode("utf-8", "replace") if name_offset < len(names) else ""
+        name = (names[name_offset:names.find(b"\0", name_offset)].decode("utf-8", "replace")
+                if name_offset < len(names) else "")
         found[name] = (sh_type, b"" if sh_type == 8 else _slice(data, offset, size, f"section {name!r}"))  # 8 = NOBITS
     return found
 

@@ -7,7 +7,7 @@ directives, headers, blank lines) are skipped.
 from __future__ import annotations
 
 import re
-from typing import Callable
+from collections.abc import Callable
 
 from .model import Instruction
 

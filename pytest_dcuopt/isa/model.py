@@ -6,8 +6,9 @@ output, so symbol tables, resource listings or error text cannot satisfy a patte
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 
 @dataclass(frozen=True)

@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import fnmatch
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 from ..errors import DcuOptError
 from .model import FAMILIES, FAMILY_COVERS
@@ -60,11 +61,13 @@ class IsaSpec:
                                "isa(require=['global_load_dwordx4'])")
         unknown = [k for k in kwargs if k not in ALLOWED]
         if unknown:
-            raise IsaMarkError(f"isa mark{where} can't have {unknown[0]!r} keyword argument; allowed: {', '.join(ALLOWED)}")
+            raise IsaMarkError(f"isa mark{where} can't have {unknown[0]!r} keyword argument; "
+                               f"allowed: {', '.join(ALLOWED)}")
         spec = cls(
             require=_counted(kwargs.get("require"), "require", 1, where),
             forbid=_counted(kwargs.get("forbid"), "forbid", 0, where),
-            methods=_names(kwargs.get("methods"), "methods", where), functions=_names(kwargs.get("function"), "function", where),
+            methods=_names(kwargs.get("methods"), "methods", where),
+            functions=_names(kwargs.get("function"), "function", where),
             families=_names(kwargs.get("family"), "family", where), archs=_names(kwargs.get("arch"), "arch", where),
             bounds=tuple((k, _bound(k, kwargs[k], where)) for k in BOUNDS if k in kwargs),
             reason=_text(kwargs.get("reason", ""), "reason", where), strict=_flag(kwargs.get("strict", False), where),
@@ -79,7 +82,8 @@ class IsaSpec:
                                "such as max_spills=0")
         bad = [f for f in self.families if f not in FAMILIES]
         if bad:
-            raise IsaMarkError(f"isa mark{where}: family {bad[0]!r} is not an ISA family; use one of {', '.join(FAMILIES)}")
+            raise IsaMarkError(f"isa mark{where}: family {bad[0]!r} is not an ISA family; "
+                               f"use one of {', '.join(FAMILIES)}")
         from .signatures import load
 
         registry = load()

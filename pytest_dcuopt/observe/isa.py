@@ -147,7 +147,8 @@ def record_summary(verdicts: Sequence[Verdict], skipped: Sequence[Mapping[str, A
     return {
         "outcome": overall, "family": dump.family, "arch": dump.arch, "tool": dump.tool, "recorded": dump.recorded,
         "verdicts": [{"outcome": v.outcome, "mark": v.spec.to_json(),
-                      "checks": [f"{c.outcome}: {c.kind} {c.subject}: {c.detail}" for c in v.checks]} for v in verdicts],
+                      "checks": [f"{c.outcome}: {c.kind} {c.subject}: {c.detail}" for c in v.checks]}
+                     for v in verdicts],
         "not_applicable": list(skipped), "notes": list(dump.notes), "errors": list(dump.errors),
         "report": REPORT_NAME,
     }

@@ -1,8 +1,9 @@
 """BranchRecord: everything a run learned about one branch, and how two processes' views of it merge."""
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any, Mapping
+from typing import Any
 
 # Fields that name the branch: equal on both sides of a merge.
 _IDENTITY = ("case", "toolchain", "branch")

@@ -103,8 +103,8 @@ def median_ci(sorted_values: Sequence[float], z: float = 1.96) -> tuple[float, f
     if n < 3:
         return (sorted_values[0], sorted_values[-1])
     half = z * math.sqrt(n) / 2
-    lo = max(0, int(math.floor(n / 2 - half)))
-    hi = min(n - 1, int(math.ceil(n / 2 + half)))
+    lo = max(0, math.floor(n / 2 - half))
+    hi = min(n - 1, math.ceil(n / 2 + half))
     return (sorted_values[lo], sorted_values[hi])
 
 
@@ -128,7 +128,7 @@ def should_stop(seconds: Sequence[float], elapsed_s: float, policy: TimingPolicy
         return f"max_samples ({policy.max_samples})"
     if elapsed_s >= policy.max_time_s and n >= 3:
         return f"time cap ({policy.max_time_s:g} s)"
-    if n < policy.min_samples or sum(seconds) < policy.min_time_s and elapsed_s < policy.min_time_s:
+    if n < policy.min_samples or (sum(seconds) < policy.min_time_s and elapsed_s < policy.min_time_s):
         return None
     spread = summarize(seconds).rel_spread
     if spread <= policy.target_rel_spread:
@@ -136,7 +136,8 @@ def should_stop(seconds: Sequence[float], elapsed_s: float, policy: TimingPolicy
     return None
 
 
-def sample_until_stable(take_sample: Callable[[], float], clock: Callable[[], float], policy: TimingPolicy) -> tuple[list[float], str]:
+def sample_until_stable(take_sample: Callable[[], float], clock: Callable[[], float],
+                        policy: TimingPolicy) -> tuple[list[float], str]:
     """Call `take_sample` (returns one duration in seconds) until `should_stop` says so."""
     seconds: list[float] = []
     start = clock()

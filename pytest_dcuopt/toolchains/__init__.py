@@ -6,8 +6,8 @@ Selection is always by name through this registry, never by if/elif on the name.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Sequence
 from importlib.metadata import entry_points
-from typing import Sequence
 
 from ..isa.model import ResourceUsage
 from .base import Artifact, Availability, Capability, Runtime, Toolchain

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import abc
 import enum
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Mapping, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from ..isa.model import IsaDump, ResourceUsage
 

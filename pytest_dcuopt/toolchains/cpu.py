@@ -4,8 +4,9 @@ from __future__ import annotations
 import functools
 import os
 import re
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from ..case.cabi import Param
 from ..isa.functions import split_objdump
@@ -18,8 +19,15 @@ from .host_runtime import HostRuntime, cpu_model
 
 BASE_FLAGS = ("-O3", "-march=native", "-fopenmp", "-shared", "-fPIC", "-std=c++17")
 # Functions the C runtime adds to every shared object; never part of a kernel's ISA.
-_RUNTIME_SYMBOLS = re.compile(r"^(\.plt.*|\.init|\.fini|_init|_fini|frame_dummy|register_tm_clones|deregister_tm_clones|"
-                              r"__do_global_dtors_aux|__cxa_finalize@plt|.*@plt|_start)$")
+_RUNTIME_SYMBOLS = re.compile(r"^(\.plt.*|\.init|\.fini|_init|_fini|frame_dummy|register_tm_clones|"
+                              r"deregister_tm_clones|__do_global_dtors_aux|__cxa_finalize@plt|.*@plt|_start)$")
+
+
+@functools.cache  # keyed on the compiler path: one `--version` run per compiler and process
+def _compiler_identity(compiler: str) -> str:
+    version = run_tool([compiler, "--version"], timeout=30).stdout.splitlines()[:1]
+    # -march=native makes the code depend on the host CPU: it is part of the identity.
+    return f"{' '.join(version)} | {cpu_model()}"
 
 
 class CpuToolchain(Toolchain):
@@ -37,12 +45,8 @@ class CpuToolchain(Toolchain):
                                 "install it with `apt-get install g++`")
         return Availability(Capability.RUN, f"{compiler} on {cpu_model()}", {"compiler": compiler})
 
-    @functools.lru_cache(maxsize=1)
     def identity(self) -> str:
-        compiler = self.compiler() or "g++"
-        version = run_tool([compiler, "--version"], timeout=30).stdout.splitlines()[:1]
-        # -march=native makes the code depend on the host CPU: it is part of the identity.
-        return f"{' '.join(version)} | {cpu_model()}"
+        return _compiler_identity(self.compiler() or "g++")
 
     def flags(self) -> tuple[str, ...]:
         return BASE_FLAGS + self.extra_flags
@@ -52,7 +56,7 @@ class CpuToolchain(Toolchain):
         if compiler is None:
             raise FileNotFoundError(self.availability().reason)
         # The build records its command and log beside the library (the key marks that layout).
-        key = cache.key(source, self.name, self.identity(), None, self.flags() + ("records:command.txt",))
+        key = cache.key(source, self.name, self.identity(), None, (*self.flags(), "records:command.txt"))
 
         def compile_into(staging: Path) -> Compiled:
             result = run_compiler([compiler, *self.flags(), "-o", staging / "kernel.so", source], source, timeout=300)

@@ -64,18 +64,29 @@ import json
 try:
     import torch
 except Exception as exc:
-    print(json.dumps({"device": None, "reason": f"torch cannot be imported ({type(exc).__name__}: {exc})"})); raise SystemExit
+    print(json.dumps({"device": None, "reason": f"torch cannot be imported ({type(exc).__name__}: {exc})"}))
+    raise SystemExit
 info = {"torch": torch.__version__, "cuda": torch.version.cuda, "hip": getattr(torch.version, "hip", None)}
 if info["hip"]:
-    info.update(device=None, reason=f"torch {torch.__version__} is a ROCm/HIP build; the cuda toolchain needs a CUDA build of torch")
+    info.update(device=None, reason=f"torch {torch.__version__} is a ROCm/HIP build; "
+                                   "the cuda toolchain needs a CUDA build of torch")
 elif not torch.cuda.is_available():
-    why = "a CPU-only build of torch" if info["cuda"] is None else "no CUDA device is visible (driver missing or CUDA_VISIBLE_DEVICES empty)"
+    why = ("a CPU-only build of torch" if info["cuda"] is None
+           else "no CUDA device is visible (driver missing or CUDA_VISIBLE_DEVICES empty)")
     info.update(device=None, reason=f"torch {torch.__version__}: torch.cuda.is_available() is False ({why})")
 else:
     major, minor = torch.cuda.get_device_capability(0)
     info.update(device=torch.cuda.get_device_name(0), capability=[major, minor], count=torch.cuda.device_count())
 print(json.dumps(info))
 """
+
+
+@functools.cache  # keyed on the nvcc path: one `--version` run per nvcc and process
+def _nvcc_identity(nvcc: str) -> str:
+    result = run_tool([nvcc, "--version"], timeout=60)
+    version = [line for line in result.stdout.splitlines() if "release" in line or line.startswith("Build")]
+    shim = hashlib.sha256(SHIM.read_bytes()).hexdigest()[:12]
+    return f"{' | '.join(version) or nvcc} | shim {shim}"
 
 
 class CudaToolchain(TorchDeviceToolchain):
@@ -96,13 +107,15 @@ class CudaToolchain(TorchDeviceToolchain):
                                 "`pip install nvidia-cuda-nvcc` and put its bin/ on PATH")
         probe = device_probe()
         arch, arch_note = self.target_arch(probe)
-        details: dict[str, Any] = {"nvcc": nvcc, "nvcc_version": self.identity(), "arch": arch, "arch_source": arch_note,
-                                   "cuobjdump": find_cuobjdump(), "hip_headers": str(find_hip_headers() or "")}
+        details: dict[str, Any] = {"nvcc": nvcc, "nvcc_version": self.identity(), "arch": arch,
+                                   "arch_source": arch_note, "cuobjdump": find_cuobjdump(),
+                                   "hip_headers": str(find_hip_headers() or "")}
         details.update({k: v for k, v in probe.items() if k in ("torch", "cuda", "device")})
         if probe.get("capability"):
             details["compute_capability"] = probe["capability"]
         if probe.get("device"):
-            return Availability(Capability.RUN, f"{nvcc} building for {arch} ({arch_note}) on {probe['device']}", details)
+            return Availability(Capability.RUN, f"{nvcc} building for {arch} ({arch_note}) on {probe['device']}",
+                                details)
         return Availability(Capability.COMPILE_ONLY,
                             f"no CUDA device to run on: {probe.get('reason')}. Builds, SASS and resource checks still "
                             f"run, for {arch} ({arch_note}); correctness and benchmark tests skip", details)
@@ -121,16 +134,11 @@ class CudaToolchain(TorchDeviceToolchain):
             return f"sm_{major}{minor}", note + f"the device's compute capability {major}.{minor}"
         return DEFAULT_ARCH, note + f"no device: the documented default {DEFAULT_ARCH}; set --dcuopt-arch to change it"
 
-    @functools.lru_cache(maxsize=1)
     def identity(self) -> str:
-        nvcc = self.nvcc() or "nvcc"
-        result = run_tool([nvcc, "--version"], timeout=60)
-        version = [line for line in result.stdout.splitlines() if "release" in line or line.startswith("Build")]
-        shim = hashlib.sha256(SHIM.read_bytes()).hexdigest()[:12]
-        return f"{' | '.join(version) or nvcc} | shim {shim}"
+        return _nvcc_identity(self.nvcc() or "nvcc")
 
     def flags(self, arch: str) -> tuple[str, ...]:
-        return BASE_FLAGS + (f"-arch={arch}",) + self.extra_flags
+        return (*BASE_FLAGS, f"-arch={arch}", *self.extra_flags)
 
     # ----- build ------------------------------------------------------------------------
     def build(self, source: Path, cache: BuildCache) -> Artifact:
@@ -143,9 +151,9 @@ class CudaToolchain(TorchDeviceToolchain):
         header_note = ""
         if source.suffix == ".hip":
             headers = compat_include_dir(nvcc, self.identity(), cache, arch)
-            header_args = HIP_FLAGS + ("-isystem", str(headers.include_dir))
+            header_args = (*HIP_FLAGS, "-isystem", str(headers.include_dir))
             header_note = headers.describe() + "\n"
-            flags = flags + (f"hip-headers:{headers.include_dir.parent.name}",)  # into the key only
+            flags = (*flags, f"hip-headers:{headers.include_dir.parent.name}")  # into the key only
         # nvcc's `-x cu` (needed for .hip) applies to every input, so a .hip build compiles the shim source.
         shim = SHIM if header_args else self._shim_object(nvcc, arch, cache)
         key = cache.key(source, self.name, self.identity(), arch, flags)
@@ -171,8 +179,8 @@ class CudaToolchain(TorchDeviceToolchain):
         key = "cuda-shim-" + hashlib.sha256(f"{self.identity()}|{arch}".encode()).hexdigest()[:20]
 
         def compile_into(staging: Path) -> None:
-            run_compiler([nvcc, "-O3", "-c", "-Xcompiler", "-fPIC", f"-arch={arch}", SHIM, "-o", staging / "cuda_shim.o"],
-                         SHIM, timeout=300)
+            run_compiler([nvcc, "-O3", "-c", "-Xcompiler", "-fPIC", f"-arch={arch}", SHIM,
+                          "-o", staging / "cuda_shim.o"], SHIM, timeout=300)
 
         return cached_entry(cache, key, "cuda_shim.o", compile_into)[0]
 
@@ -192,7 +200,8 @@ class CudaToolchain(TorchDeviceToolchain):
         result = run_tool([cuobjdump, "--dump-sass", cubin if cubin.is_file() else artifact.path], timeout=300,
                           env=beside_on_path(cuobjdump))
         if not result.ok:
-            raise ToolchainUnavailable(f"{result.command_line} failed (exit {result.returncode}): {result.stderr[-2000:]}")
+            raise ToolchainUnavailable(f"{result.command_line} failed (exit {result.returncode}): "
+                                       f"{result.stderr[-2000:]}")
         functions = split_sass(result.stdout, artifact.arch)
         named = rename(functions, demangle(functions))
         write_atomic(cached, json.dumps(named))

@@ -26,8 +26,9 @@ import glob
 import importlib.util
 import os
 import re
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NoReturn, Sequence
+from typing import Any, NoReturn
 
 from ..errors import CaseError, CompileError, ToolchainUnavailable
 from ..isa.model import IsaDump, ResourceUsage
@@ -61,7 +62,8 @@ import json
 try:
     import torch
 except Exception as exc:
-    print(json.dumps({"device": None, "reason": f"torch cannot be imported ({type(exc).__name__}: {exc})"})); raise SystemExit
+    print(json.dumps({"device": None, "reason": f"torch cannot be imported ({type(exc).__name__}: {exc})"}))
+    raise SystemExit
 info = {"torch": torch.__version__, "hip": getattr(torch.version, "hip", None)}
 if not info["hip"]:
     info.update(device=None, reason=f"torch {torch.__version__} is not a ROCm/DTK build (torch.version.hip is None)")
@@ -128,8 +130,9 @@ class HipToolchain(TorchDeviceToolchain):
         """(arch or None, where it came from). Never a default: no arch means no build."""
         entries = gfx_entries(self.arch)
         if len(entries) > 1:
-            raise ToolchainUnavailable(f"--dcuopt-arch {self.arch!r} names {len(entries)} AMD archs ({', '.join(entries)});"
-                                       " the hip toolchain builds one per run: run pytest once per arch")
+            raise ToolchainUnavailable(f"--dcuopt-arch {self.arch!r} names {len(entries)} AMD archs "
+                                       f"({', '.join(entries)}); the hip toolchain builds one per run: "
+                                       "run pytest once per arch")
         if entries:
             return entries[0], "--dcuopt-arch"
         ignored = f"--dcuopt-arch {self.arch!r} names no gfx arch; " if self.arch else ""
@@ -144,18 +147,14 @@ class HipToolchain(TorchDeviceToolchain):
                 raise ToolchainUnavailable(f"${COMPILE_ARCH_ENV}={fallback!r} is not an AMD arch; set e.g. gfx90a")
             return fallback, ignored + f"${COMPILE_ARCH_ENV} (no --dcuopt-arch, no ROCm/DTK device)"
         return None, (ignored + "no --dcuopt-arch and no ROCm/DTK device; pass --dcuopt-arch=gfx90a (CI, upstream "
-                      f"compilers) or the DCU's arch (gfx928, gfx936, gfx938 with DTK's hipcc), or set ${COMPILE_ARCH_ENV}")
+                      "compilers) or the DCU's arch (gfx928, gfx936, gfx938 with DTK's hipcc), "
+                      f"or set ${COMPILE_ARCH_ENV}")
 
     def isa_family_for(self, arch: str | None) -> str:
         return "dcu" if is_hygon(arch) else "amdgcn"
 
-    @functools.lru_cache(maxsize=1)
     def identity(self) -> str:
-        hipcc = self.compiler() or "hipcc"
-        result = run_tool([hipcc, "--version"], timeout=60, env=HIP_ENV)
-        lines = [line.strip() for line in result.stdout.splitlines()
-                 if line.strip() and not line.startswith(("Target:", "Thread model:", "InstalledDir:"))]
-        return " | ".join(lines) or f"{hipcc} (version unknown: exit {result.returncode})"
+        return _hipcc_identity(self.compiler() or "hipcc")
 
     def flags(self, source: Path, arch: str) -> tuple[str, ...]:
         language = ("-x", "hip") if source.suffix != ".hip" else ()
@@ -177,8 +176,8 @@ class HipToolchain(TorchDeviceToolchain):
             _raise_build_error(result, source, arch, self.identity())
 
         def compile_into(staging: Path) -> Compiled:
-            result = run_compiler([hipcc, *flags, "-o", staging / "kernel.so", source], source, timeout=600, env=HIP_ENV,
-                                  on_failure=refuse)
+            result = run_compiler([hipcc, *flags, "-o", staging / "kernel.so", source], source, timeout=600,
+                                  env=HIP_ENV, on_failure=refuse)
             return Compiled(result.command_line, f"arch {arch} ({arch_source})\n{result.stderr}")
 
         return build_cached(self.name, source, cache, key, arch, compile_into)
@@ -221,6 +220,14 @@ def _raise_build_error(result: ToolResult, source: Path, arch: str, identity: st
 
 
 # ----- tool discovery ---------------------------------------------------------------------
+@functools.cache  # keyed on the hipcc path: one `--version` run per hipcc and process
+def _hipcc_identity(hipcc: str) -> str:
+    result = run_tool([hipcc, "--version"], timeout=60, env=HIP_ENV)
+    lines = [line.strip() for line in result.stdout.splitlines()
+             if line.strip() and not line.startswith(("Target:", "Thread model:", "InstalledDir:"))]
+    return " | ".join(lines) or f"{hipcc} (version unknown: exit {result.returncode})"
+
+
 @functools.lru_cache(maxsize=1)
 def device_probe() -> dict[str, Any]:
     """Is there a ROCm/DTK torch device? Asked in a subprocess, so pytest itself never opens a HIP context.
@@ -241,7 +248,7 @@ def _torch_build() -> dict[str, str | None] | None:
     if spec is None or not spec.submodule_search_locations:
         return None
     try:
-        text = (Path(list(spec.submodule_search_locations)[0]) / "version.py").read_text()
+        text = (Path(next(iter(spec.submodule_search_locations))) / "version.py").read_text()
     except OSError:
         return None
     values = {m.group(1): m.group(2) for m in _TORCH_VERSION_RE.finditer(text)}
@@ -263,7 +270,9 @@ def rocminfo_archs() -> list[str]:
 
 
 def ck_tile_flags(source: Path) -> tuple[str, ...]:
-    """`-I <dir>` for a kernel that uses CK Tile; found as the original skill did, or a CaseError listing what was tried."""
+    """`-I <dir>` for a kernel that uses CK Tile; found as the original skill did.
+
+    Raises a CaseError listing what was tried when CK Tile's headers are not found."""
     try:
         text = source.read_text(errors="replace")
     except OSError:

@@ -171,9 +171,9 @@ def repair_text(text: str, errors: list[tuple[int, str]]) -> tuple[str, list[dic
         drop = "has no member" in message
         replacement = ("/* dcuopt: dropped, removed from cudaDeviceProp: " if drop else
                        "return hipErrorNotSupported; /* dcuopt: was: ") + statement.replace("*/", "* /") + " */"
+        action = "dropped statement" if drop else "returns hipErrorNotSupported"
         edits.setdefault(start, (end, replacement, {"line": line, "function": _enclosing_function(text, start),
-                                                    "action": "dropped statement" if drop else "returns hipErrorNotSupported",
-                                                    "error": message}))
+                                                    "action": action, "error": message}))
     kept = _non_overlapping(edits)
     for start in sorted(kept, reverse=True):
         end, replacement, _ = kept[start]

@@ -75,7 +75,8 @@ class CudaError(DcuOptError):
         consequence = (" The context is now unusable, so this branch's worker process exits and the next call starts "
                        "a fresh one." if fatal else "")
         fix = (" Run the branch under compute-sanitizer (memcheck) to find the faulting access." if fatal else
-               " Check solve()'s launch configuration (grid and block sizes, shared memory) against the device's limits.")
+               " Check solve()'s launch configuration (grid and block sizes, shared memory) against the device's "
+               "limits.")
         super().__init__(f"{name}{code_part}: {text}, {when}.{consequence}{fix}")
 
     @classmethod
@@ -180,7 +181,7 @@ class TorchBackend(DeviceBackend):
                 self.synchronize()
             events = prof.profiler.kineto_results.events()
             device = [e for e in events if e.device_type() == torch.autograd.DeviceType.CUDA and e.duration_ns() > 0]
-        except Exception as exc:  # noqa: BLE001 - a missing profiler means "no profiler figures", said in the record
+        except Exception as exc:  # a missing profiler means "no profiler figures", said in the record
             self.profiler_problem = f"torch.profiler failed: {type(exc).__name__}: {exc}"
             return None
         device.sort(key=lambda e: e.start_ns())
@@ -272,9 +273,9 @@ class TorchDeviceRuntime(Runtime):
                      working_set_bytes: int = 0) -> Samples:
         current = self.torch.cuda.current_stream(self.device)
         if int(current.cuda_stream) != 0:
-            raise DcuOptError(f"the current torch stream is {current} (handle {current.cuda_stream:#x}), not the legacy "
-                              "default stream that a C ABI solve() launches on; the events would not bracket the "
-                              "kernel. Do not time inside a torch.cuda.stream(...) context.")
+            raise DcuOptError(f"the current torch stream is {current} (handle {current.cuda_stream:#x}), "
+                              "not the legacy default stream that a C ABI solve() launches on; the events would not "
+                              "bracket the kernel. Do not time inside a torch.cuda.stream(...) context.")
         self.synchronize()
         samples = measure_device(list(launches), policy, self.backend(policy.l2_flush), working_set_bytes)
         self.synchronize()
@@ -292,7 +293,7 @@ class TorchDeviceRuntime(Runtime):
                                 ("power_mw", "power_draw")):
                 try:
                     found[key] = getattr(self.torch.cuda, getter)(self.device)
-                except Exception:  # noqa: BLE001 - optional readings (needs pynvml / amdsmi)
+                except Exception:  # optional readings (needs pynvml / amdsmi)
                     continue
         return found
 
@@ -301,7 +302,8 @@ class TorchDeviceRuntime(Runtime):
         properties = torch.cuda.get_device_properties(self.device)
         facts: dict[str, Any] = {
             "device": self.device_name, "api": self.api, "timer": f"{self.api} events (timing.device)",
-            "torch": torch.__version__, "runtime_version": torch.version.hip if self.api == "hip" else torch.version.cuda,
+            "torch": torch.__version__,
+            "runtime_version": torch.version.hip if self.api == "hip" else torch.version.cuda,
             "multiprocessors": getattr(properties, "multi_processor_count", None),
             "l2_bytes": getattr(properties, "L2_cache_size", None),
             "memory_bytes": getattr(properties, "total_memory", None),
@@ -365,7 +367,7 @@ def _nvml_handle(index: int) -> tuple[Any, Any] | None:
         visible = os.environ.get("CUDA_VISIBLE_DEVICES", "")
         physical = int(visible.split(",")[index]) if visible and visible.split(",")[index].strip().isdigit() else index
         return pynvml, pynvml.nvmlDeviceGetHandleByIndex(physical)
-    except Exception:  # noqa: BLE001 - NVML is optional
+    except Exception:  # NVML is optional
         return None
 
 
@@ -375,12 +377,10 @@ def _nvml_read(pynvml: Any, handle: Any) -> dict[str, Any]:
                       ("mem_clock_mhz", lambda: pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_MEM)),
                       ("temperature_c", lambda: pynvml.nvmlDeviceGetTemperature(handle, pynvml.NVML_TEMPERATURE_GPU)),
                       ("power_mw", lambda: pynvml.nvmlDeviceGetPowerUsage(handle)),
-                      ("throttle_reasons", lambda: _throttle_names(pynvml, pynvml.nvmlDeviceGetCurrentClocksEventReasons(handle)
-                                                                   if hasattr(pynvml, "nvmlDeviceGetCurrentClocksEventReasons")
-                                                                   else pynvml.nvmlDeviceGetCurrentClocksThrottleReasons(handle)))):
+                      ("throttle_reasons", lambda: _throttle_names(pynvml, _throttle_bits(pynvml, handle)))):
         try:
             found[key] = call()
-        except Exception:  # noqa: BLE001
+        except Exception:  # optional reading: absent ones are left out of the record
             continue
     return found
 
@@ -397,15 +397,23 @@ def _nvml_static(pynvml: Any, handle: Any) -> dict[str, Any]:
         try:
             value = call()
             found[key] = value.decode() if isinstance(value, bytes) else value
-        except Exception:  # noqa: BLE001
+        except Exception:  # optional reading: absent ones are left out of the record
             continue
     return found
+
+
+def _throttle_bits(pynvml: Any, handle: Any) -> int:
+    """The clock-limiting reasons mask; newer NVML renamed "throttle reasons" to "clocks event reasons"."""
+    if hasattr(pynvml, "nvmlDeviceGetCurrentClocksEventReasons"):
+        return pynvml.nvmlDeviceGetCurrentClocksEventReasons(handle)
+    return pynvml.nvmlDeviceGetCurrentClocksThrottleReasons(handle)
 
 
 def _throttle_names(pynvml: Any, mask: int) -> list[str]:
     names = []
     for attribute in dir(pynvml):
-        if attribute.startswith(("nvmlClocksThrottleReason", "nvmlClocksEventReason")) and not attribute.endswith(("All", "None")):
+        is_reason = attribute.startswith(("nvmlClocksThrottleReason", "nvmlClocksEventReason"))
+        if is_reason and not attribute.endswith(("All", "None")):
             bit = getattr(pynvml, attribute)
             if isinstance(bit, int) and bit and mask & bit:
                 names.append(attribute.split("Reason", 1)[1])

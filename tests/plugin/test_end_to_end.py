@@ -175,7 +175,8 @@ def test_seed_run_directory_is_a_case(pytester: pytest.Pytester, shared_build_ca
 def test_help_documents_every_option(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest_subprocess("--help")
     result.stdout.fnmatch_lines(["*kernel correctness and benchmarks (pytest_dcuopt)*", "*--dcuopt-backend=NAMES*",
-                                 "*--dcuopt-run-dir=DIR*", "*--dcuopt-timeout=SECONDS*", "*fails its branch. Default: 60*"])
+                                 "*--dcuopt-run-dir=DIR*", "*--dcuopt-timeout=SECONDS*",
+                                 "*fails its branch. Default: 60*"])
     markers = pytester.runpytest_subprocess("--markers")
     markers.stdout.fnmatch_lines(["*@pytest.mark.dcuopt(case, toolchain)*"])
 
@@ -203,7 +204,8 @@ def test_hand_written_test_beside_a_case(pytester: pytest.Pytester, shared_build
                                            *FAST, "--dcuopt-run-dir=run")
     result.assert_outcomes(passed=1, failed=2)
     result.stdout.fnmatch_lines(["*vec8_no_tail is wrong for dims={\"N\": 9} seed=3*"])
-    result.stdout.fnmatch_lines(["*has no branch 'nope'; branches: [[]'baseline', 'vec8_no_tail', 'vec8_with_tail'[]]*"])
+    result.stdout.fnmatch_lines(
+        ["*has no branch 'nope'; branches: [[]'baseline', 'vec8_no_tail', 'vec8_with_tail'[]]*"])
     result.stdout.no_fnmatch_line("*During handling*")
 
 

@@ -70,7 +70,8 @@ def test_amdgcn_float4_passes_and_the_scalar_baseline_fails_with_what_it_found(r
     assert branches["float4"]["isa"]["outcome"] == "pass" and branches["baseline"]["isa"]["outcome"] == "fail"
     assert branches["float4"]["isa"]["arch"] == "gfx90a"
     summary = (pytester.path / "run" / "summary.md").read_text()
-    assert "- ISA **baseline**: fail (amdgcn, gfx90a)" in summary and "- ISA **float4**: pass (amdgcn, gfx90a)" in summary
+    assert "- ISA **baseline**: fail (amdgcn, gfx90a)" in summary
+    assert "- ISA **float4**: pass (amdgcn, gfx90a)" in summary
 
 
 @skip_if_no_nvcc
@@ -88,7 +89,8 @@ def test_the_same_marks_check_sass(run_plugin, pytester) -> None:
 def test_the_same_marks_check_x86(run_plugin, pytester) -> None:
     result = run_plugin(VADD, args=("--dcuopt-backend=cpu", *ONLY_ISA))
     result.assert_outcomes(passed=1, failed=1)
-    result.stdout.fnmatch_lines(["*ISA check FAILED: isa_vector_add/cpu/baseline on the build machine (arch not recorded) (x86)*",
+    result.stdout.fnmatch_lines(["*ISA check FAILED: isa_vector_add/cpu/baseline on the build machine "
+                                 "(arch not recorded) (x86)*",
                                  r"*FAIL require /\bv?addps\b/: required at least 1, found 0*",
                                  "*closest: *addss*"])
 
@@ -132,7 +134,8 @@ def test_inconclusive_skips_unless_strict(run_plugin, pytester, tmp_path: Path) 
     result.stdout.fnmatch_lines(["*ISA check inconclusive (not verified):*",
                                  "*?? * method memory.coalesced_access: no x86 instruction signature*"])
     result.stdout.fnmatch_lines(["*ISA check INCONCLUSIVE: marked/cpu/simd*",
-                                 "*max_registers <= 8: registers unknown for *(the toolchain reports no resource usage)*"])
+                                 "*max_registers <= 8: registers unknown for "
+                                 "*(the toolchain reports no resource usage)*"])
     assert {c["branch"]: c["outcome"] for c in isa_report(pytester)["checks"]} == \
         {"baseline": "inconclusive", "simd": "inconclusive"}
 

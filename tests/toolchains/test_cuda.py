@@ -35,7 +35,8 @@ EXPECTED: dict[str, dict[str, tuple[tuple[str, ...], tuple[str, ...]]]] = {
     "vector_add/kernel.cu": {"vector_add_scalar": (("LDG.E", "STG.E"), (".128",))},
     "vector_add/branches/grid_stride/kernel.cu": {"vector_add_grid_stride": (("LDG.E",), (".128",))},
     "vector_add/branches/float4/kernel.cu": {"vector_add_float4": (("LDG.E.128", "STG.E.128"), ())},
-    "vector_add/branches/float4_grid_stride/kernel.cu": {"vector_add_float4_grid_stride": (("LDG.E.128", "STG.E.128"), ())},
+    "vector_add/branches/float4_grid_stride/kernel.cu": {
+        "vector_add_float4_grid_stride": (("LDG.E.128", "STG.E.128"), ())},
     "vector_add/branches/hip_float4/kernel.hip": {"vector_add_float4_hip": (("LDG.E.128", "STG.E.128"), ())},
     "row_softmax/kernel.cu": {"softmax_thread_per_row": (("LDG.E",), ("SHFL",))},
     "row_softmax/branches/warp_per_row/kernel.cu": {"softmax_warp_per_row": (("SHFL.BFLY", "MUFU.EX2"), ())},
@@ -43,7 +44,8 @@ EXPECTED: dict[str, dict[str, tuple[tuple[str, ...], tuple[str, ...]]]] = {
                                                                                   "BAR.SYNC"), ())},
     "row_sum/kernel.cu": {"row_sum_thread_per_row": (("LDG.E",), ("SHFL",))},
     "row_sum/branches/warp_per_row/kernel.cu": {"row_sum_warp_per_row": (("SHFL.BFLY",), ())},
-    "row_sum/branches/block_per_row_float4/kernel.cu": {"row_sum_block_float4": (("LDG.E.128", "SHFL.BFLY", "BAR.SYNC"), ())},
+    "row_sum/branches/block_per_row_float4/kernel.cu": {"row_sum_block_float4": (("LDG.E.128", "SHFL.BFLY",
+                                                                                   "BAR.SYNC"), ())},
     "matmul/kernel.cu": {"matmul_naive": (("FFMA",), ("LDS", "BAR.SYNC"))},
     "matmul/branches/smem_tiled/kernel.cu": {"matmul_smem_tiled": (("LDS", "STS", "BAR.SYNC", "FFMA"), ())},
     "matmul/branches/regtile_4x4/kernel.cu": {"matmul_regtile": (("LDS.128", "BAR.SYNC", "FFMA"), ())},
@@ -72,7 +74,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
     if any(p.suffix == ".hip" for p in wanted):  # prepare the shared header copy once, before the pool
         compat_include_dir(toolchain.nvcc() or "nvcc", toolchain.identity(), cache, DEFAULT_ARCH)
     with ThreadPoolExecutor(max_workers=2) as pool:
-        artifacts = dict(zip(wanted, pool.map(lambda p: _build_or_error(toolchain, p, cache), wanted)))
+        artifacts = dict(zip(wanted, pool.map(lambda p: _build_or_error(toolchain, p, cache), wanted), strict=True))
     return {"toolchain": toolchain, "cache": cache, "artifacts": artifacts}
 
 

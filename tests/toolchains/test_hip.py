@@ -42,7 +42,7 @@ def test_arch_entries_and_hygon_names() -> None:
 
 
 def test_one_arch_per_run() -> None:
-    with pytest.raises(ToolchainUnavailable, match="names 2 AMD archs .*run pytest once per arch"):
+    with pytest.raises(ToolchainUnavailable, match=r"names 2 AMD archs .*run pytest once per arch"):
         HipToolchain("gfx906,gfx90a").target_arch({"device": None})
     if HipToolchain().compiler():
         assert "names 2 AMD archs" in HipToolchain("gfx906,gfx90a").availability().reason
@@ -101,7 +101,7 @@ def built(cache: BuildCache) -> dict[tuple[str, str], object]:
     with ThreadPoolExecutor(2) as pool:
         artifacts = list(pool.map(lambda job: toolchains[job[0]].build(job[1], cache), jobs))
     return {(arch, str(source.relative_to(KERNELS))): (toolchains[arch], artifact)
-            for (arch, source), artifact in zip(jobs, artifacts)}
+            for (arch, source), artifact in zip(jobs, artifacts, strict=True)}
 
 
 @skip_if_no_hipcc
@@ -183,8 +183,8 @@ def test_dccobjdump_is_preferred_and_its_side_files_are_read(tmp_path: Path, cac
     toolchain = HipToolchain("gfx90a")
     artifact = toolchain.build(EXAMPLES[0], cache)
     dump = toolchain.isa_dump(artifact)
-    assert dump.tool.startswith(f"{fake} --inputs=") and "--show-sass --show-instruction-encoding --separate-functions" \
-        in dump.tool
+    assert dump.tool.startswith(f"{fake} --inputs=")
+    assert "--show-sass --show-instruction-encoding --separate-functions" in dump.tool
     assert "_Z17gemm_f16_pipelinev" in dump.functions and not dump.errors
 
 

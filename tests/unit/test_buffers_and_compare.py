@@ -36,7 +36,8 @@ def test_poison_is_nan_for_floats_and_a_sentinel_for_ints() -> None:
 
 
 def test_declared_shapes_resolve_per_buffer() -> None:
-    params = parse_solve_signature('extern "C" void solve(const float* a, const float* b, float* c, int M, int N, int K) {}')
+    params = parse_solve_signature(
+        'extern "C" void solve(const float* a, const float* b, float* c, int M, int N, int K) {}')
     shapes = resolve_shapes(params, {"a": ("M", "K"), "b": ("K", "N"), "c": ("M", "N")}, {"M": 2, "N": 3, "K": 5}, "k")
     assert shapes == {"a": (2, 5), "b": (5, 3), "c": (2, 3)}
 

@@ -19,7 +19,7 @@ def evidence_files() -> list[Path]:
 
 
 def docs_text() -> str:
-    docs = sorted((ROOT / "docs").rglob("*.md")) + [ROOT / "README.md"]
+    docs = [*sorted((ROOT / "docs").rglob("*.md")), ROOT / "README.md"]
     return "\n".join(p.read_text(encoding="utf-8") for p in docs if p.is_file())
 
 

@@ -173,7 +173,8 @@ def test_empty_functions_are_inconclusive() -> None:
 # ----- Hygon DCU (recorded samples) -----------------------------------------------------------
 def test_recorded_dcu_sample_verifies_the_dcu_methods() -> None:
     dump = IsaDump("dcu", "gfx936", "recorded", dcu.split_listing(read("dcu/recorded_gfx936.s")), recorded=True)
-    verdict = judge(dump, methods=["compute.mmac_tensor_core", "memory.ds_read_matrix_layout", "latency.waitcnt_pipeline"],
+    verdict = judge(dump,
+                    methods=["compute.mmac_tensor_core", "memory.ds_read_matrix_layout", "latency.waitcnt_pipeline"],
                     function="_Z17gemm_f16_pipelinev")
     assert verdict.outcome == PASS, verdict.message()
     assert "[RECORDED sample]" in verdict.message()
@@ -192,7 +193,8 @@ def test_amd_names_do_not_satisfy_dcu_mmac(gfx90a: IsaDump) -> None:
 def test_recorded_gfx938_matrix_load_verifies_mls() -> None:
     dump = IsaDump("dcu", "gfx938", "recorded", dcu.split_listing(read("dcu/recorded_gfx938.s")), recorded=True)
     assert judge(dump, methods=["memory.matrix_load_mls"]).outcome == PASS
-    assert IsaSpec.from_kwargs({"methods": "memory.matrix_load_mls", "family": "amdgcn"}).applies_to("dcu", "gfx938") is None
+    amdgcn_only = IsaSpec.from_kwargs({"methods": "memory.matrix_load_mls", "family": "amdgcn"})
+    assert amdgcn_only.applies_to("dcu", "gfx938") is None
 
 
 # ----- NVIDIA SASS (real cuobjdump output) -------------------------------------------------

@@ -5,8 +5,9 @@ Text parsers must return (possibly empty) results for any text; binary readers m
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -23,7 +24,8 @@ ISA = Path(__file__).parents[1] / "data" / "isa"
 FUZZ = settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
 
 SAMPLES = {path: path.read_text() for path in [
-    ISA / "amdgcn/features.gfx90a.objdump.txt", ISA / "amdgcn/features.gfx906.s", ISA / "amdgcn/spill.gfx90a.remarks.txt",
+    ISA / "amdgcn/features.gfx90a.objdump.txt", ISA / "amdgcn/features.gfx906.s",
+    ISA / "amdgcn/spill.gfx90a.remarks.txt",
     ISA / "dcu/recorded_gfx936.s", ISA / "dcu/assumed_dccobjdump_layout.txt", ISA / "x86/features.x86.objdump.txt",
     ISA / "sass/features.sm_80.sass.txt", ISA / "sass/features.sm_90.resources.txt",
 ]}

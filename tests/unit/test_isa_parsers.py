@@ -104,11 +104,13 @@ def test_recorded_dtk_objdump_and_assumed_dccobjdump_layouts_split() -> None:
         ["v_mmac_f32_16x16x16_bf16"] * 2
     assumed = dcu.split_listing(read("dcu/assumed_dccobjdump_layout.txt"))
     assert list(assumed) == ["_Z17gemm_f16_pipelinev", "_Z11k_mmac_bf16ILi8EEviPf"]
-    assert parse_amdgcn(assumed["_Z17gemm_f16_pipelinev"])[0].text == "buffer_load_dwordx4 v[48:51], $33, s[36:39], s45 offen"
+    first = parse_amdgcn(assumed["_Z17gemm_f16_pipelinev"])[0]
+    assert first.text == "buffer_load_dwordx4 v[48:51], $33, s[36:39], s45 offen"
 
 
 def test_listing_without_function_boundaries_is_kept_unsplit() -> None:
-    functions = dcu.split_listing("\ts_load_dword s0, s[4:5], 0x4\n\tv_mmac_f32_16x16x16_f16 v[0:3], v[4:5], v[6:7], v[0:3]\n")
+    functions = dcu.split_listing("\ts_load_dword s0, s[4:5], 0x4\n"
+                                  "\tv_mmac_f32_16x16x16_f16 v[0:3], v[4:5], v[6:7], v[0:3]\n")
     assert list(functions) == [UNSPLIT]
     assert dcu.split_listing("no instructions at all\n") == {}
 

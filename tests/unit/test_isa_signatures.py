@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import json
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -36,7 +36,7 @@ DUMPS = {
 }
 
 
-@lru_cache(maxsize=None)
+@cache
 def dump_lines(family: str) -> tuple[str, ...]:
     found: list[str] = []
     for pattern in DUMPS[family]:
@@ -88,7 +88,8 @@ def test_an_invalid_pattern_names_file_entry_and_pattern(tmp_path: Path, monkeyp
     broken = tmp_path / "isa_signatures.json"
     broken.write_text(json.dumps(data))
     monkeypatch.setenv(signatures.SIGNATURES_ENV, str(broken))
-    with pytest.raises(signatures.SignatureFileError, match=r"methods\.memory\.lds_tiling \(amdgcn\) pattern 'ds_read\(\['"):
+    with pytest.raises(signatures.SignatureFileError,
+                       match=r"methods\.memory\.lds_tiling \(amdgcn\) pattern 'ds_read\(\['"):
         signatures.load()
 
 
@@ -97,13 +98,14 @@ def test_a_schema_violation_names_where(tmp_path: Path) -> None:
     del data["methods"]["memory.lds_tiling"]["families"]["sass"]
     broken = tmp_path / "isa_signatures.json"
     broken.write_text(json.dumps(data))
-    with pytest.raises(signatures.SignatureFileError, match="methods/memory.lds_tiling/families.*'sass' is a required"):
+    with pytest.raises(signatures.SignatureFileError,
+                       match=r"methods/memory.lds_tiling/families.*'sass' is a required"):
         signatures.load(broken)
 
 
 def test_unknown_names_list_what_exists() -> None:
     registry = signatures.load()
-    with pytest.raises(KeyError, match="unknown method id 'memory.vectorise'.*memory.vectorized_global_access"):
+    with pytest.raises(KeyError, match=r"unknown method id 'memory.vectorise'.*memory.vectorized_global_access"):
         registry.method("memory.vectorise")
-    with pytest.raises(KeyError, match="unknown pattern set '@spills'.*@scratch_traffic"):
+    with pytest.raises(KeyError, match=r"unknown pattern set '@spills'.*@scratch_traffic"):
         registry.pattern_set("spills", "sass")

@@ -12,7 +12,8 @@ def names_and_kinds(source: str) -> list[tuple[str, str, bool, bool]]:
 
 def test_the_seed_contract() -> None:
     src = 'extern "C" void solve(const float* x, float* y, int N) {}'
-    assert names_and_kinds(src) == [("x", "float32", True, True), ("y", "float32", True, False), ("N", "int32", False, False)]
+    assert names_and_kinds(src) == [("x", "float32", True, True), ("y", "float32", True, False),
+                                    ("N", "int32", False, False)]
 
 
 def test_forms_the_seed_regex_got_wrong() -> None:

@@ -46,7 +46,7 @@ def test_cache_key_follows_source_headers_flags_and_compiler(tmp_path: Path) -> 
 
 def test_registry_names_builtin_toolchains_and_rejects_unknown() -> None:
     assert {"cpu", "python"} <= set(registered_names())
-    with pytest.raises(KeyError, match="unknown toolchain 'nope'; registered toolchains: .*cpu"):
+    with pytest.raises(KeyError, match=r"unknown toolchain 'nope'; registered toolchains: .*cpu"):
         make_toolchain("nope")
 
 
@@ -55,7 +55,8 @@ def test_cpu_build_is_cached_and_disassembled(tmp_path: Path) -> None:
     if not toolchain.availability().can_run:
         pytest.skip(f"cpu toolchain unavailable: {toolchain.availability().reason}")
     source = tmp_path / "kernel.cpp"
-    source.write_text('extern "C" void solve(const float* x, float* y, int n) { for (int i = 0; i < n; ++i) y[i] = 2 * x[i]; }\n')
+    source.write_text('extern "C" void solve(const float* x, float* y, int n) '
+                      '{ for (int i = 0; i < n; ++i) y[i] = 2 * x[i]; }\n')
     cache = BuildCache(tmp_path / "cache")
     first = toolchain.build(source, cache)
     second = toolchain.build(source, cache)

@@ -12,7 +12,7 @@ dim_ranges = {"length": (1, 400), "window": (1, 64)}
 
 relations = ["window <= length"]
 
-atol = lambda window: 1e-5 * window  # noqa: E731  (a tolerance may be a function of the dims)
+atol = lambda window: 1e-5 * window  # noqa: E731 - a tolerance may be a function of the dims
 
 
 def reference(x, sums, length, window):

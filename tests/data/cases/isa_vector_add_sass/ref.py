@@ -6,7 +6,8 @@ import pytest
 
 shapes = {"a": ("N",), "b": ("N",), "c": ("N",)}
 
-pytestmark = [pytest.mark.isa(family="sass", require={r"\bLDG\.E\.128\b": 2}, methods=["memory.vectorized_global_access"],
+pytestmark = [pytest.mark.isa(family="sass", require={r"\bLDG\.E\.128\b": 2},
+                              methods=["memory.vectorized_global_access"],
                               reason="a and b must be read with 16-byte LDG")]
 
 
