@@ -26,9 +26,14 @@ import time
 import traceback
 from collections.abc import Callable
 from dataclasses import replace
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from .processes import end_subtree, set_child_subreaper, set_parent_death_signal, watch_parent
+from .protocol import CheckedCall, LoadRequest, LoadResult, RunRequest, TimeRequest, TimeResult
+
+if TYPE_CHECKING:
+    from ..toolchains.base import Binding, LoadedKernel, Runtime
+    from ..toolchains.binding import BindSpec, Snapshot
 
 _HEADER = struct.Struct("<Q")
 
@@ -50,11 +55,11 @@ def write_frame(stream: IO[bytes], message: Any) -> None:
 
 class WorkerState:
     def __init__(self) -> None:
-        self.kernel: Any = None
-        self.runtime: Any = None
-        self.bindings: dict[Any, Any] = {}
+        self.kernel: LoadedKernel | None = None
+        self.runtime: Runtime | None = None
+        self.bindings: dict[tuple[Any, ...], Binding] = {}
 
-    def load(self, request: dict[str, Any]) -> dict[str, Any]:
+    def load(self, request: LoadRequest) -> LoadResult:
         from ..toolchains import make_toolchain
 
         toolchain = make_toolchain(request["toolchain"], request.get("arch"), request.get("flags", ()))
@@ -62,20 +67,21 @@ class WorkerState:
         self.kernel = toolchain.load(request["artifact"], request["params"])
         return {"pid": os.getpid(), "device": self.runtime.describe()}
 
-    def binding(self, spec: Any) -> Any:
+    def binding(self, spec: BindSpec) -> Binding:
+        assert self.kernel is not None and self.runtime is not None, "the kernel is loaded first"
         key = (tuple(sorted(spec.dims.items())), spec.seed)
         if key not in self.bindings:
             self.bindings.clear()  # keep one set of buffers alive; sizes may be large
             self.bindings[key] = self.kernel.bind(spec, self.runtime)
         return self.bindings[key]
 
-    def run(self, request: dict[str, Any]) -> Any:
+    def run(self, request: RunRequest) -> Snapshot:
         binding = self.binding(request["spec"])
         binding.reset()
         binding.launch()
         return binding.snapshot()
 
-    def time(self, request: dict[str, Any]) -> dict[str, Any]:
+    def time(self, request: TimeRequest) -> TimeResult:
         """Time the kernel; the calls just before the first and just after the last timed call are checked.
 
         Those check calls run on the timed buffers, in the same sequence, with the outputs holding finite
@@ -85,13 +91,15 @@ class WorkerState:
         reference (bench/run.py). The check calls are not part of the samples.
         """
         binding = self.binding(request["spec"])
+        assert self.kernel is not None and self.runtime is not None
         binding.reset()
         started = time.perf_counter()
         # Device runtimes rotate over extra input sets when one set would sit in the cache.
         spec, working_set = request["spec"], binding.nbytes
         others = [self.kernel.bind(replace(spec, seed=spec.seed + index), self.runtime)
                   for index in range(1, self.runtime.rotation_sets(working_set))]
-        checks, unchecked = [], _why_unchecked(binding)
+        checks: list[CheckedCall] = []
+        unchecked = _why_unchecked(binding)
         if unchecked is None:
             checks.append(_checked_call(binding, "the call before the first timed call", spec.seed))
         measured = time.perf_counter()
@@ -114,7 +122,7 @@ def _why_unchecked(binding: Any) -> str | None:
             "the timed calls of this toolchain are not checked")
 
 
-def _checked_call(binding: Any, label: str, seed: int) -> dict[str, Any]:
+def _checked_call(binding: Any, label: str, seed: int) -> CheckedCall:
     """One call on pristine inputs with junk (finite, earlier-result-like) outputs; its snapshot for the check."""
     binding.reset()
     binding.scramble_outputs(seed)
@@ -187,7 +195,8 @@ def serve(response_fd: int) -> int:
     requests = sys.stdin.buffer
     responses = os.fdopen(response_fd, "wb")
     state = WorkerState()
-    handlers: dict[str, Callable[[dict[str, Any]], Any]] = {"load": state.load, "run": state.run, "time": state.time}
+    # Requests arrive untyped off the pipe; each handler takes its own request shape (run/protocol.py).
+    handlers: dict[str, Callable[[Any], Any]] = {"load": state.load, "run": state.run, "time": state.time}
     while True:
         request = read_frame(requests)
         if request is None:

@@ -1,0 +1,61 @@
+"""The messages between the pytest process (`isolation.IsolatedKernel`) and a kernel's worker (`worker.py`).
+
+Each request is a pickled dict with an `op`; each reply is `{"ok": True, "result": ...}` or
+`{"ok": False, "error": ..., "traceback": ...}`. The shapes are declared here once, so both sides and
+the type checker agree on them.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Literal, TypedDict
+
+if TYPE_CHECKING:
+    from ..case.cabi import Param
+    from ..timing.policy import Samples, TimingPolicy
+    from ..toolchains.base import Artifact
+    from ..toolchains.binding import BindSpec, Snapshot
+
+
+class LoadRequest(TypedDict):
+    op: Literal["load"]
+    toolchain: str
+    arch: str | None
+    flags: tuple[str, ...]
+    artifact: Artifact
+    params: tuple[Param, ...]
+
+
+class RunRequest(TypedDict):
+    op: Literal["run"]
+    spec: BindSpec
+
+
+class TimeRequest(TypedDict):
+    op: Literal["time"]
+    spec: BindSpec
+    policy: TimingPolicy
+
+
+class LoadResult(TypedDict):
+    pid: int
+    device: dict[str, Any]
+
+
+class CheckedCall(TypedDict):
+    call: str  # which call it was, e.g. "the call before the first timed call"
+    snapshot: Snapshot
+
+
+class TimeResult(TypedDict):
+    samples: Samples
+    device: dict[str, Any]
+    measure_wall_s: float
+    checks: list[CheckedCall]
+    checks_skipped: str | None  # why the timed calls were not checked (None: they were)
+    worker_wall_s: float
+
+
+class Reply(TypedDict, total=False):
+    ok: bool
+    result: Any
+    error: str
+    traceback: str
