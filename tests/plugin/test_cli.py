@@ -86,12 +86,18 @@ def test_two_iteration_loop_is_idempotent_and_promotes_only_a_correct_faster_bra
     second_iteration = run_dir / "iterv2"
     assert (second_iteration / "kernel.cpp").read_text() == (LOOP / "iter1" / "b1" / "kernel.cpp").read_text()
     methods = {"iter": 2, "methods": [{"id": "memory.prefetch", "name": "Nothing new", "axis": "memory",
-                                       "description": "Branches are copies of the best: no gain expected."}]}
+                                       "description": "A slower and a wrong branch: no gain expected."}]}
     (second_iteration / "methods.json").write_text(json.dumps(methods))
+    # b1: the serial first baseline, several times slower than the unrolled best; b2: wrong (drops the last column).
+    # Neither may replace the best, whatever the machine's noise (the test asserts no timing beyond that margin).
+    (second_iteration / "branches" / "b1" / "kernel.cpp").write_text((case / "kernel.cpp").read_text())
+    (second_iteration / "branches" / "b2" / "kernel.cpp").write_text(
+        (case / "kernel.cpp").read_text().replace("k < K; ++k", "k < K - 1; ++k"))
     assert dcuopt("close-iter", run_dir) == 0
     final = state_of(run_dir)
     assert [h["status"] for h in final["history"]] == ["improved", "no_gain"]
-    assert Path(final["best_file"]) == iteration / "champion" / "kernel.cpp"  # copies of the best never beat it
+    assert Path(final["best_file"]) == iteration / "champion" / "kernel.cpp"  # slower or wrong never replaces it
+    assert final["history"][1]["branches"]["b2"]["correct"] is False
     assert [m["id"] for m in final["ineffective_methods"]] == ["noop.placebo", "memory.prefetch"]
 
     assert dcuopt("finalize", run_dir) == 0
