@@ -170,7 +170,9 @@ def add_options(parser: pytest.Parser) -> None:
                          "Default: 2")
     group.addoption(DEVICES_OPTION, metavar="LIST", type=parse_devices, default=(),
                     help="GPUs to pin kernel workers to, e.g. 0,1: xdist worker gwN uses the N-th (round robin), "
-                         "set in the worker's CUDA_VISIBLE_DEVICES / HIP_VISIBLE_DEVICES. Default: device 0")
+                         "set in the kernel worker's CUDA_VISIBLE_DEVICES / HIP_VISIBLE_DEVICES before its runtime "
+                         "starts; the record's device.pin names it. Timing on a GPU always holds that GPU's lock. "
+                         "Default: no pinning (the runtime's first visible GPU)")
     group.addoption(NO_HOST_LOCK_OPTION, action="store_true", default=False,
                     help="CPU timing: do not hold the host's timing lock (shared by xdist workers and other pytest "
                          "sessions), so CPU branches may be timed concurrently. Default: hold it")

@@ -88,7 +88,8 @@ class DcuOptSession:
 
     def build_settings(self) -> BuildSettings:
         options = self.options
-        return BuildSettings(self.cache, options.arch, options.extra_flags, options.log_dir, options.timeout_s)
+        return BuildSettings(self.cache, options.arch, options.extra_flags, options.log_dir, options.timeout_s,
+                             devices=options.devices, host_lock=options.host_lock)
 
     def resolve(self, variant: Variant) -> None:
         """Build and load the branch (once); observers call this for a build without a device."""

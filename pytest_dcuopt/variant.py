@@ -78,6 +78,8 @@ class BuildSettings:
     extra_flags: tuple[str, ...]
     log_dir: Path
     timeout_s: float
+    devices: tuple[str, ...] = ()  # --dcuopt-devices: GPUs the kernel workers are pinned to (per xdist worker)
+    host_lock: bool = True  # CPU timing holds the host lock (--dcuopt-no-host-lock turns it off)
 
 
 def resolve(variant: Variant, settings: BuildSettings) -> None:
@@ -95,7 +97,8 @@ def resolve(variant: Variant, settings: BuildSettings) -> None:
         variant.record.build = variant.artifact.to_json()
         log = settings.log_dir / f"{variant.label.replace('/', '__')}.log"
         spec = WorkerSpec(variant.label, variant.toolchain.name, settings.arch, settings.extra_flags,
-                          variant.artifact, variant.params, log)
+                          variant.artifact, variant.params, log, devices=settings.devices,
+                          platform=variant.toolchain.device_platform(), host_lock=settings.host_lock)
         variant.worker = IsolatedKernel(spec, settings.timeout_s)
     except CompileError as exc:
         variant.setup_error = exc

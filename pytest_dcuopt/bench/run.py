@@ -5,12 +5,19 @@ Every measurement is checked as well: the worker returns the outputs of the call
 first and just after the last timed call (with junk, not NaN, in the outputs beforehand, see
 run/worker.py) and `check_timed_calls` compares them with the reference. A branch whose timed calls
 are wrong is marked incorrect with the reason and never becomes champion.
+
+Exclusive timing (run/devices.py): every timed request runs under its worker's device lock (the physical GPU, or
+the host for CPU kernels unless --dcuopt-no-host-lock), shared by xdist workers and other pytest sessions on the
+host; the record's `device_lock` says which lock, how long it waited and held it, and when. The interleaved A/B
+holds the lock once around all its rounds: a second flock by the same process would wait on itself for ever.
 """
 from __future__ import annotations
 
 import json
 import os
 import time
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from dataclasses import replace
 from typing import Any
 
@@ -18,6 +25,7 @@ import pytest
 
 from ..check.verify import checked_call, output_mismatches
 from ..errors import TimedCallsWrong
+from ..run.devices import LockHold, TimingLock, device_lock
 from ..timing.policy import Samples, TimingPolicy, summarize
 from ..toolchains.binding import BindSpec, Snapshot
 from ..variant import Variant
@@ -29,18 +37,46 @@ def bind_spec(variant: Variant) -> BindSpec:
     return variant.bind_spec(variant.case.dims, 0)
 
 
-def measure(variant: Variant, policy: TimingPolicy, timeout_s: float, spec: BindSpec | None = None) -> dict[str, Any]:
+def measure(variant: Variant, policy: TimingPolicy, timeout_s: float, spec: BindSpec | None = None, *,
+            lock: bool = True) -> dict[str, Any]:
     """The public timing API: time a resolved branch in its worker under `policy`.
 
-    Returns the worker's reply: `samples` (timing.policy.Samples), `device` and `measure_wall_s`. Raises
-    TimedCallsWrong (and marks the branch incorrect) when the checked calls among the timed ones are wrong.
+    Returns the worker's reply: `samples` (timing.policy.Samples), `device`, `measure_wall_s` and, with `lock`,
+    `device_lock` (the worker's device lock, held around the request). `lock=False` is for a caller that holds
+    that lock already (`held_locks`) and records it itself. Raises TimedCallsWrong (and marks the branch
+    incorrect) when the checked calls among the timed ones are wrong.
     """
     assert variant.worker is not None
     spec = spec or bind_spec(variant)
     budget = timeout_s + policy.max_time_s + 10 * policy.warmup_s
-    reply: dict[str, Any] = variant.worker.request("time", timeout_s=budget, spec=spec, policy=policy)
+    if lock:
+        with held_locks(variant) as hold:
+            reply: dict[str, Any] = variant.worker.request("time", timeout_s=budget, spec=spec, policy=policy)
+        reply["device_lock"] = hold.to_json()  # after the release: with how long it was held
+    else:
+        reply = variant.worker.request("time", timeout_s=budget, spec=spec, policy=policy)
     reply["timed_calls_checked"] = check_timed_calls(variant, spec, reply)
     return reply
+
+
+@contextmanager
+def held_locks(*variants: Variant) -> Iterator[LockHold]:
+    """Hold the device locks of the variants' workers for the block; yields the first variant's hold.
+
+    Each lock is taken once however many variants share it (the same process asking twice would wait for
+    ever), in name order, so two processes that need the same two locks cannot deadlock.
+    """
+    locks: dict[str, TimingLock] = {}
+    for variant in variants:
+        assert variant.worker is not None
+        locks.setdefault(variant.worker.lock.name, variant.worker.lock)
+    label = " and ".join(v.label for v in variants)
+    with ExitStack() as stack:
+        holds = {name: stack.enter_context(device_lock(name, enabled=lock.enabled, label=label,
+                                                       disabled_reason=lock.disabled_reason))
+                 for name, lock in sorted(locks.items())}
+        assert variants[0].worker is not None
+        yield holds[variants[0].worker.lock.name]
 
 
 def check_timed_calls(variant: Variant, spec: BindSpec, reply: dict[str, Any]) -> int | str:
@@ -93,12 +129,15 @@ def run_benchmark(variant: Variant, benchmark: Any, clock: SampleClock, policy: 
     summary = summarize(samples.seconds)
     timing = {**summary.to_json(), "mode": samples.mode, "timer": samples.timer, "stop_reason": samples.stop_reason,
               "warmup_calls": samples.warmup_calls, "dims": dict(dims), "concurrent_workers": concurrent_workers(),
-              "timed_calls_checked": result["timed_calls_checked"], **samples.extra}
+              "device_lock": result["device_lock"], "timed_calls_checked": result["timed_calls_checked"],
+              **samples.extra}
     variant.record.timing = timing
     variant.record.throughput = {k: round(v, 3)
                                  for k, v in variant.reference.throughput(dims, summary.median_ms).items()}
-    variant.record.device = result.get("device", {})
-    benchmark.extra_info.update({"dcuopt_" + k: v for k, v in timing.items() if k != "dims"})
+    assert variant.worker is not None
+    variant.record.device = {**result.get("device", {}), **variant.worker.placement()}
+    benchmark.extra_info.update({"dcuopt_" + k: v for k, v in timing.items() if k not in ("dims", "device_lock")})
+    benchmark.extra_info["dcuopt_device_lock_held"] = result["device_lock"]["held"]
     benchmark.extra_info.update(variant.record.throughput)
     # What the harness itself cost around the measurement (IPC, bookkeeping, pytest-benchmark replay).
     measured = result.get("measure_wall_s", 0.0)
@@ -108,10 +147,10 @@ def run_benchmark(variant: Variant, benchmark: Any, clock: SampleClock, policy: 
 
 
 def _measure_or_fail(variant: Variant, policy: TimingPolicy, timeout_s: float,
-                     spec: BindSpec | None = None) -> dict[str, Any]:
+                     spec: BindSpec | None = None, *, lock: bool = True) -> dict[str, Any]:
     """`measure`, failing the running test with the reason (no traceback) when the timed calls were wrong."""
     try:
-        return measure(variant, policy, timeout_s, spec)
+        return measure(variant, policy, timeout_s, spec, lock=lock)
     except TimedCallsWrong as exc:
         reason = str(exc)
     pytest.fail(reason, pytrace=False)
@@ -128,18 +167,22 @@ def interleave_with_baseline(variant: Variant, baseline: Variant | None, rounds:
     theirs: list[float] = []
     mine: list[float] = []
     base_spec, my_spec = bind_spec(baseline), bind_spec(variant)
-    for _ in range(rounds):
-        try:
-            theirs += measure(baseline, short, timeout_s, base_spec)["samples"].seconds
-        except TimedCallsWrong:  # recorded on the baseline: no A/B against a wrong baseline
-            return None
-        # A wrong branch gets correct=False in its record: never ranked, whatever it measured before.
-        mine += _measure_or_fail(variant, short, timeout_s, my_spec)["samples"].seconds
+    # One hold for every round: the pair is timed back to back with no other measurement in between, and
+    # `measure` inside must not take the lock again (lock=False).
+    with held_locks(variant, baseline) as hold:
+        for _ in range(rounds):
+            try:
+                theirs += measure(baseline, short, timeout_s, base_spec, lock=False)["samples"].seconds
+            except TimedCallsWrong:  # recorded on the baseline: no A/B against a wrong baseline
+                return None
+            # A wrong branch gets correct=False in its record: never ranked, whatever it measured before.
+            mine += _measure_or_fail(variant, short, timeout_s, my_spec, lock=False)["samples"].seconds
     a, b = summarize(theirs), summarize(mine)
     interleaved = {"rounds": rounds, "baseline_median_ms": a.median_ms, "baseline_ci95_ms": list(a.ci95_ms),
                    "median_ms": b.median_ms, "ci95_ms": list(b.ci95_ms), "speedup": a.median_ms / b.median_ms,
                    "samples": [len(theirs), len(mine)]}
     rounded = {k: (round(v, 6) if isinstance(v, float) else v) for k, v in interleaved.items()}
+    rounded["device_lock"] = hold.to_json()
     assert variant.record.timing is not None
     variant.record.timing["interleaved"] = rounded
     return rounded

@@ -7,6 +7,8 @@
 * `pin_for_worker(devices, worker_id, platform)`: the GPU an xdist worker's kernel processes use and the environment
   they start with. The visibility variables are read once, when the runtime initializes, so they must be in the
   kernel worker's environment when it starts (run/isolation.py), never set afterwards.
+* `timing_lock(pin, platform, host_lock)`: which lock guards a kernel worker's measurements (its GPU, or the host);
+  bench/run.py holds it around every timed request.
 """
 from __future__ import annotations
 
@@ -36,6 +38,14 @@ class DeviceLockTimeout(TimeoutError):
     """The device stayed locked by someone else for longer than the caller would wait."""
 
 
+class NestedDeviceLock(RuntimeError):
+    """This process asked for a lock it already holds: flock on a second open file of it would wait for ever."""
+
+
+# Lock files this process holds now: a second acquisition of one of them is refused instead of hanging.
+_HELD_HERE: set[str] = set()
+
+
 def lock_dir(environ: Mapping[str, str] = os.environ) -> Path:
     """$DCUOPT_LOCK_DIR, else <tmp>/pytest_dcuopt-locks: one per host, shared by all users and sessions (not
     $XDG_RUNTIME_DIR, which is per user: two users timing on one GPU must see each other's lock)."""
@@ -53,7 +63,8 @@ def _safe(name: str) -> str:
 
 @dataclass
 class LockHold:
-    """What the timing record says about the lock: which, whether it was held, and how long the wait was."""
+    """What the timing record says about the lock: which, whether it was held, how long the wait and the hold were,
+    and when (wall clock, so holds recorded by different processes can be compared)."""
 
     name: str
     path: str | None
@@ -61,10 +72,21 @@ class LockHold:
     waited_s: float = 0.0
     reason: str = ""  # why it was not held (turned off)
     waited_for: str = ""  # the holder's note when this measurement had to wait
+    acquired_at: float | None = None  # time.time() right after the flock was taken
+    released_at: float | None = None  # time.time() right before it was released
+
+    @property
+    def held_s(self) -> float | None:
+        if self.acquired_at is None or self.released_at is None:
+            return None
+        return self.released_at - self.acquired_at
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {"name": self.name, "path": self.path, "held": self.held,
                                 "waited_s": round(self.waited_s, 4)}
+        if self.held_s is not None:
+            data.update(held_s=round(self.held_s, 4), acquired_at=round(self.acquired_at or 0.0, 6),
+                        released_at=round(self.released_at or 0.0, 6))
         if self.reason:
             data["reason"] = self.reason
         if self.waited_for:
@@ -79,21 +101,31 @@ def device_lock(name: str, *, enabled: bool = True, label: str = "", timeout_s: 
     """Hold the host-wide lock `name` for the duration of the block (yields the LockHold for the record).
 
     Waits as long as it takes, or raises DeviceLockTimeout after `timeout_s` naming the holder. `enabled=False`
-    yields a hold with `held=False` and the reason, so the record says the measurement was not exclusive.
+    yields a hold with `held=False` and the reason, so the record says the measurement was not exclusive. Asking
+    for a lock this process already holds raises NestedDeviceLock (an flock would wait on its own holder for ever).
     """
     if not enabled:
         yield LockHold(name, None, held=False, reason=disabled_reason)
         return
     path = _lock_file(directory or lock_dir(), name)
+    key = str(path.resolve())
+    if key in _HELD_HERE:
+        raise NestedDeviceLock(f"{path} is already held by this process (pid {os.getpid()}), and a second flock on "
+                               "it would wait for ever; time the inner measurement without taking the lock again "
+                               "(bench.run.measure(..., lock=False) inside a held lock)")
     fd = _open_lock(path)
     try:
         started = time.perf_counter()
         waited_for = _acquire(fd, path, timeout_s, poll_s, started)
-        hold = LockHold(name, str(path), held=True, waited_s=time.perf_counter() - started, waited_for=waited_for)
+        hold = LockHold(name, str(path), held=True, waited_s=time.perf_counter() - started, waited_for=waited_for,
+                        acquired_at=time.time())
+        _HELD_HERE.add(key)
         _write_holder(fd, label)
         try:
             yield hold
         finally:
+            hold.released_at = time.time()
+            _HELD_HERE.discard(key)
             fcntl.flock(fd, fcntl.LOCK_UN)
     finally:
         os.close(fd)
@@ -212,6 +244,11 @@ def pin_for_worker(devices: Sequence[str], worker_id: str | None, platform: str)
     return DevicePin(f"gw{number}" if number is not None else "main", device, platform)
 
 
+def xdist_worker_id(environ: Mapping[str, str] = os.environ) -> str | None:
+    """This process's xdist worker id (gw0, gw1, ...), None outside xdist workers."""
+    return environ.get("PYTEST_XDIST_WORKER")
+
+
 def gpu_lock_name(pin: DevicePin | None, platform: str, environ: Mapping[str, str] = os.environ) -> str:
     """The lock of the GPU a kernel worker will use: the pinned one, else the first the environment makes visible
     (device 0 of the runtime), else physical device 0."""
@@ -220,3 +257,24 @@ def gpu_lock_name(pin: DevicePin | None, platform: str, environ: Mapping[str, st
     visible = environ.get(VISIBILITY.get(platform, "CUDA_VISIBLE_DEVICES"), "")
     first = visible.split(",")[0].strip()
     return lock_name("gpu", first or "0")
+
+
+# ----- which lock guards a kernel worker's measurements --------------------------------------------------------------
+NO_HOST_LOCK_REASON = "--dcuopt-no-host-lock: CPU branches may be timed while others run"
+
+
+@dataclass(frozen=True)
+class TimingLock:
+    """The lock that makes a kernel worker's measurements exclusive, and whether it is taken."""
+
+    name: str
+    enabled: bool = True
+    disabled_reason: str = ""
+
+
+def timing_lock(pin: DevicePin | None, platform: str | None, host_lock: bool,
+                environ: Mapping[str, str] = os.environ) -> TimingLock:
+    """A GPU kernel's physical GPU (always locked); a host kernel (platform None) the host, unless turned off."""
+    if platform is None:
+        return TimingLock(HOST_LOCK, host_lock, "" if host_lock else NO_HOST_LOCK_REASON)
+    return TimingLock(gpu_lock_name(pin, platform, environ))

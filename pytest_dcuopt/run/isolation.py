@@ -7,6 +7,11 @@ for the next call; a call that outlives its timeout kills the worker, and later 
 branch fail at once with the same reason (so Hypothesis does not wait on a hang again and again).
 Closing a worker ends every process it left: its process group, everything below its supervisor,
 and every process that carries its token (see `processes.py`).
+
+Placement (`devices.py`): with --dcuopt-devices a GPU kernel's worker starts with only its xdist worker's GPU
+visible (the runtime reads the visibility variables when it initializes, so they are set in the environment the
+worker starts with), and every worker knows the lock that makes its measurements exclusive (`lock`, taken by
+bench/run.py around timing).
 """
 from __future__ import annotations
 
@@ -17,6 +22,7 @@ import signal
 import subprocess
 import sys
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,6 +30,7 @@ from typing import Any
 from ..case.cabi import Param
 from ..errors import KernelCrashed, KernelTimeout, WorkerError
 from ..toolchains.base import Artifact
+from .devices import DevicePin, TimingLock, pin_for_worker, timing_lock, xdist_worker_id
 from .processes import WORKER_TOKEN_ENV, descendants, kill_all, marked_processes
 from .worker import read_frame, write_frame
 
@@ -47,12 +54,19 @@ class WorkerSpec:
     artifact: Artifact
     params: tuple[Param, ...]
     log_path: Path
+    devices: tuple[str, ...] = ()  # --dcuopt-devices: the GPUs xdist workers are pinned to, round robin
+    platform: str | None = None  # the kernel's GPU platform (nvidia, amd); None: it runs on the host
+    host_lock: bool = True  # host kernels: hold the host's timing lock (off: --dcuopt-no-host-lock)
 
 
 class IsolatedKernel:
     def __init__(self, spec: WorkerSpec, timeout_s: float) -> None:
         self.spec = spec
         self.timeout_s = timeout_s
+        # Decided once per pytest process (its xdist worker id does not change): every start gets the same GPU.
+        self.pin: DevicePin | None = (pin_for_worker(spec.devices, xdist_worker_id(), spec.platform)
+                                      if spec.platform is not None else None)
+        self.lock: TimingLock = timing_lock(self.pin, spec.platform, spec.host_lock)
         self._proc: subprocess.Popen[bytes] | None = None
         self._responses: Any = None
         self._hung: str | None = None
@@ -68,7 +82,7 @@ class IsolatedKernel:
         self._proc = subprocess.Popen(
             [sys.executable, "-m", "pytest_dcuopt.run.worker", str(write_fd), str(os.getpid()), _calling_thread()],
             stdin=subprocess.PIPE, stdout=log, stderr=log, pass_fds=(write_fd,), start_new_session=True,
-            env={**os.environ, WORKER_TOKEN_ENV: self._token},
+            env={**self.environ(os.environ), WORKER_TOKEN_ENV: self._token},
         )
         log.close()
         os.close(write_fd)
@@ -76,7 +90,15 @@ class IsolatedKernel:
         loaded = self._exchange({"op": "load", "toolchain": self.spec.toolchain, "arch": self.spec.arch,
                                  "flags": self.spec.flags, "artifact": self.spec.artifact,
                                  "params": self.spec.params}, self.timeout_s, "loading the kernel")
-        self.device = loaded.get("device", {})
+        self.device = {**loaded.get("device", {}), **self.placement()}
+
+    def environ(self, base: Mapping[str, str]) -> dict[str, str]:
+        """The environment the worker starts with: `base`, with only the pinned GPU visible when there is a pin."""
+        return self.pin.environ(base) if self.pin is not None else dict(base)
+
+    def placement(self) -> dict[str, Any]:
+        """What the record says about where the kernel ran: the physical GPU it was pinned to (`pin`), if any."""
+        return {"pin": self.pin.to_json()} if self.pin is not None else {}
 
     def request(self, op: str, timeout_s: float | None = None, **payload: Any) -> Any:
         if self._hung:

@@ -171,6 +171,12 @@ class Toolchain(abc.ABC):
     def runtime(self) -> Runtime:
         """Worker side: the runtime that owns buffers and timing for this toolchain."""
 
+    def device_platform(self) -> str | None:
+        """The GPU platform its kernels run on, which picks the variable that pins a worker to one GPU
+        (run/devices.py: "nvidia" -> CUDA_VISIBLE_DEVICES, "amd" -> HIP_VISIBLE_DEVICES); None for kernels that run
+        on the host (their timing holds the host lock instead). Asked in the pytest process: must not open a device."""
+        return None
+
     def disassemble(self, artifact: Artifact) -> dict[str, str]:
         """Per-function ISA text. Toolchains without ISA return {}."""
         return {}

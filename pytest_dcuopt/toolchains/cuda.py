@@ -95,6 +95,9 @@ class CudaToolchain(TorchDeviceToolchain):
     isa_family = "sass"
     check_each_call = True  # the shim's cudaGetLastError names a failed launch at the call
 
+    def device_platform(self) -> str:
+        return "nvidia"  # .cu and HIP-on-NVIDIA (.hip built as CUDA) alike
+
     # ----- discovery --------------------------------------------------------------------
     def nvcc(self) -> str | None:
         return which("nvcc", NVCC_ENV)

@@ -99,6 +99,11 @@ class HipToolchain(TorchDeviceToolchain):
         super().__init__(arch, extra_flags)
         self._dumps: dict[str, IsaDump] = {}
 
+    def device_platform(self) -> str:
+        # This toolchain always builds with HIP_PLATFORM=amd for ROCm/DTK devices (a DCU is amd too); HIP on NVIDIA
+        # is built by the cuda toolchain, whose platform is nvidia.
+        return "amd"
+
     # ----- discovery --------------------------------------------------------------------
     def compiler(self) -> str | None:
         if os.environ.get(HIPCC_ENV):

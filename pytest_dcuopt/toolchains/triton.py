@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -54,6 +55,7 @@ INTERPRETER_TIMER = "host perf_counter_ns under the Triton interpreter (TRITON_I
 INTERPRETER_NOTE = ("interpreter timing: Triton's CPU interpreter emulating the kernel with numpy; NOT representative "
                     "of any GPU (use it only to see that timing runs)")
 _TRUE = ("1", "true", "yes", "on")
+_TORCH_GPU_RE = re.compile(r"^(cuda|hip)\s*(?::[^=\n]*)?=\s*(.+?)\s*$", re.M)
 
 
 def triton_version() -> str | None:
@@ -61,6 +63,21 @@ def triton_version() -> str | None:
         return metadata.version("triton")
     except metadata.PackageNotFoundError:
         return None
+
+
+def torch_gpu_platform() -> str | None:
+    """The GPU platform torch was built for: amd (ROCm/DTK), nvidia (CUDA), None (CPU-only, or no torch). Read from
+    torch/version.py without importing torch (the pytest process must not pay for that, nor open a device)."""
+    spec = importlib.util.find_spec("torch")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    try:
+        text = (Path(next(iter(spec.submodule_search_locations))) / "version.py").read_text()
+    except OSError:
+        return None
+    built = {m.group(1): m.group(2).strip("'\"") for m in _TORCH_GPU_RE.finditer(text)}
+    platforms = {"hip": "amd", "cuda": "nvidia"}  # hip first: a ROCm build may name a CUDA version too
+    return next((platforms[k] for k in ("hip", "cuda") if built.get(k) not in (None, "None")), None)
 
 
 def interpreter_forced() -> bool:
@@ -96,6 +113,13 @@ class TritonToolchain(Toolchain):
 
     def identity(self) -> str:
         return f"triton {triton_version()} | python {sys.version.split()[0]}"
+
+    def device_platform(self) -> str | None:
+        """None under the interpreter (forced, or a CPU-only torch: the worker has no GPU to compile for); else the
+        GPU platform torch was built for (its worker compiles for the GPU when torch sees one)."""
+        if interpreter_forced():
+            return None
+        return torch_gpu_platform()
 
     def build(self, source: Path, cache: BuildCache) -> Artifact:
         """Nothing is compiled here (Triton compiles at launch): the build derives and stores the contract."""
