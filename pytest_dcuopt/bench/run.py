@@ -59,6 +59,10 @@ def measure(variant: Variant, policy: TimingPolicy, timeout_s: float, spec: Bind
     return reply
 
 
+# Another session's sweep may hold the device this long; past it the test fails naming the holder (never a hang).
+LOCK_WAIT_S = 3600.0
+
+
 @contextmanager
 def held_locks(*variants: Variant) -> Iterator[LockHold]:
     """Hold the device locks of the variants' workers for the block; yields the first variant's hold.
@@ -72,7 +76,7 @@ def held_locks(*variants: Variant) -> Iterator[LockHold]:
         locks.setdefault(variant.worker.lock.name, variant.worker.lock)
     label = " and ".join(v.label for v in variants)
     with ExitStack() as stack:
-        holds = {name: stack.enter_context(device_lock(name, enabled=lock.enabled, label=label,
+        holds = {name: stack.enter_context(device_lock(name, enabled=lock.enabled, label=label, timeout_s=LOCK_WAIT_S,
                                                        disabled_reason=lock.disabled_reason))
                  for name, lock in sorted(locks.items())}
         assert variants[0].worker is not None
