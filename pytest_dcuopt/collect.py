@@ -20,7 +20,7 @@ from .bench.clock import SampleClock
 from .case.marks import read_case_marks
 from .case.model import KernelCase, is_case_dir, is_seed_run_dir, load_case
 from .errors import CaseError
-from .options import BACKEND_OPTION
+from .options import TOOLCHAIN_OPTION
 from .toolchains import registered_names, toolchain_class
 
 if TYPE_CHECKING:
@@ -55,11 +55,11 @@ class KernelCaseModule(pytest.Module):
 
 
 def selected_toolchains(config: pytest.Config, case: KernelCase) -> list[str]:
-    wanted = config.getoption(BACKEND_OPTION)
+    wanted = config.getoption("dcuopt_toolchain")
     names = registered_names() if "auto" in wanted else list(wanted)
     unknown = [n for n in names if n not in registered_names()]
     if unknown:
-        raise pytest.UsageError(f"{BACKEND_OPTION}: unknown toolchain(s) {unknown}; registered: {registered_names()}")
+        raise pytest.UsageError(f"{TOOLCHAIN_OPTION}: unknown toolchain(s) {unknown}; registered: {registered_names()}")
     return [n for n in names if case.sources_for(toolchain_class(n).extensions)]
 
 

@@ -12,7 +12,8 @@ import pytest
 
 from .timing.policy import TimingPolicy
 
-BACKEND_OPTION = "--dcuopt-backend"
+TOOLCHAIN_OPTION = "--dcuopt-toolchain"
+DEPRECATED_BACKEND_OPTION = "--dcuopt-backend"  # the old name of --dcuopt-toolchain, kept as an alias
 ARCH_OPTION = "--dcuopt-arch"
 FLAGS_OPTION = "--dcuopt-flags"
 RUN_DIR_OPTION = "--dcuopt-run-dir"
@@ -109,9 +110,11 @@ def parse_backends(text: str) -> tuple[str, ...]:
 
 def add_options(parser: pytest.Parser) -> None:
     group = parser.getgroup("dcuopt", "kernel correctness and benchmarks (pytest_dcuopt)")
-    group.addoption(BACKEND_OPTION, metavar="NAMES", type=parse_backends, default=("auto",),
+    group.addoption(TOOLCHAIN_OPTION, DEPRECATED_BACKEND_OPTION, dest="dcuopt_toolchain", metavar="NAMES",
+                    type=parse_backends, default=("auto",),
                     help="Toolchains to test with: `auto` (every registered toolchain; those that cannot run here "
-                         "skip with the reason) or names such as cpu,python. Default: auto")
+                         "skip with the reason) or names such as cpu,python. --dcuopt-backend is the deprecated old "
+                         "name of this option. Default: auto")
     group.addoption(ARCH_OPTION, metavar="ARCH", default=None,
                     help="Target architecture for GPU toolchains (sm_90, gfx936, ...). Default: the device's")
     group.addoption(FLAGS_OPTION, metavar="FLAGS", default="",
@@ -214,7 +217,7 @@ class Options:
                               cold=not get(HOT_OPTION), l2_flush=get(L2_FLUSH_OPTION),
                               event_offset=get(EVENT_OFFSET_OPTION))
         return cls(
-            backends=get(BACKEND_OPTION), arch=get(ARCH_OPTION), extra_flags=tuple(get(FLAGS_OPTION).split()),
+            backends=get("dcuopt_toolchain"), arch=get(ARCH_OPTION), extra_flags=tuple(get(FLAGS_OPTION).split()),
             run_dir=run_dir.resolve(),
             cache_dir=Path(get(CACHE_DIR_OPTION) or root / HOME_NAME / "build-cache").resolve(),
             log_dir=(root / HOME_NAME / "logs").resolve(), timeout_s=get(TIMEOUT_OPTION), examples=get(EXAMPLES_OPTION),

@@ -39,6 +39,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
     markers.register(config)
     register_profiles()
+    _warn_deprecated_options(config)
     observers = [o for found in config.hook.pytest_dcuopt_observers(config=config) for o in found]
     config.stash[SESSION_KEY] = DcuOptSession(config, Options.from_config(config), observers)
     if not hasattr(config, "workerinput"):  # xdist workers end with their controller; it writes the state
@@ -52,6 +53,15 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     guard: InterruptGuard | None = config.stash.get(INTERRUPT_KEY, None)
     if guard is not None:
         guard.uninstall()
+
+
+def _warn_deprecated_options(config: pytest.Config) -> None:
+    from .options import DEPRECATED_BACKEND_OPTION, TOOLCHAIN_OPTION
+
+    if any(str(arg).split("=")[0] == DEPRECATED_BACKEND_OPTION for arg in config.invocation_params.args):
+        config.issue_config_time_warning(pytest.PytestDeprecationWarning(
+            f"{DEPRECATED_BACKEND_OPTION} is the old name of {TOOLCHAIN_OPTION} (the project calls a compiler and "
+            f"runtime family a toolchain everywhere); it still works, but write {TOOLCHAIN_OPTION}"), stacklevel=2)
 
 
 def pytest_dcuopt_observers(config: pytest.Config) -> list[Observer]:

@@ -30,9 +30,9 @@ def pytest(args: list[str], cwd: Path) -> tuple[float, int]:
 
 def suite_wall_times(work: Path, backend: str) -> dict[str, float]:
     cache = work / "cache"
-    cold, rc_cold = pytest(["kernels", f"--dcuopt-backend={backend}", f"--dcuopt-cache-dir={cache}",
+    cold, rc_cold = pytest(["kernels", f"--dcuopt-toolchain={backend}", f"--dcuopt-cache-dir={cache}",
                             f"--dcuopt-run-dir={work / 'cold'}"], ROOT)
-    warm, rc_warm = pytest(["kernels", f"--dcuopt-backend={backend}", f"--dcuopt-cache-dir={cache}",
+    warm, rc_warm = pytest(["kernels", f"--dcuopt-toolchain={backend}", f"--dcuopt-cache-dir={cache}",
                             f"--dcuopt-run-dir={work / 'warm'}"], ROOT)
     builds = [b["build"]["seconds"] for c in json.loads((work / "cold" / "state.json").read_text())["cases"].values()
               for t in c["toolchains"].values() for b in t["branches"].values() if b.get("build")]
@@ -51,7 +51,7 @@ def overhead_per_case(work: Path, branches: int = 10) -> dict[str, float]:
         (case / "branches" / f"b{index}").mkdir(parents=True)
         (case / "branches" / f"b{index}" / "kernel.cpp").write_text(TRIVIAL_KERNEL + f"// variant {index}\n")
     junit = work / "junit.xml"
-    common = ["trivial", "--dcuopt-backend=cpu", f"--dcuopt-cache-dir={work / 'cache2'}", f"--junitxml={junit}",
+    common = ["trivial", "--dcuopt-toolchain=cpu", f"--dcuopt-cache-dir={work / 'cache2'}", f"--junitxml={junit}",
               "--dcuopt-max-time=0.05", "--dcuopt-warmup=0.01", "--dcuopt-interleave=0", f"--dcuopt-run-dir={work / 'ovh'}"]
     pytest(common, work)  # cold: builds the branches
     pytest(common, work)  # warm: correctness then benchmarks, as in a normal run (each branch's worker is up)

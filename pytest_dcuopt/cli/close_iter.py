@@ -63,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
                         "baseline under it. Close the last iteration only.")
     document = checked_methods(layout, state, index)
     scaffold(layout, state, index, record)  # regenerates ref.py/dims.json and restores the frozen baseline copy
-    extra = [f"--dcuopt-backend={state['toolchain']}", *state.get("pytest_args", []), *shlex.split(args.pytest_args)]
+    extra = [f"--dcuopt-toolchain={state['toolchain']}", *state.get("pytest_args", []), *shlex.split(args.pytest_args)]
     folder = layout.iteration(index)
     harness = run_pytest([str(folder)], layout.harness_dir(index), [*extra, "-k", "not test_ablation"],
                          cwd=layout.run_dir)

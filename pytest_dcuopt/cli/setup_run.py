@@ -97,7 +97,7 @@ def run_preflight(case_dir: Path, backend: str | None, pytest_args: list[str],
     """(toolchain, baseline file name, what preflight saw), or a LoopError stating the contract failure."""
     extra = ["-k", "correctness and baseline", f"--ignore-glob={case_dir}/run_*", *pytest_args]
     if backend:
-        extra.append(f"--dcuopt-backend={backend}")
+        extra.append(f"--dcuopt-toolchain={backend}")
     harness = run_pytest([str(case_dir)], scratch / "preflight", extra, cwd=case_dir)
     cases = (harness.state or {}).get("cases", {}).get(case_dir.name, {}).get("toolchains", {})
     passed = {name: entry["branches"]["baseline"] for name, entry in cases.items()

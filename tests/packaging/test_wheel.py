@@ -95,7 +95,7 @@ def test_an_isa_mark_passes_with_the_installed_wheel(installed: Path, tmp_path: 
     for path in where:  # the wheel's copy, not this checkout's
         assert Path(path).resolve().is_relative_to(installed.resolve()), (path, installed)
 
-    result = subprocess.run([python, "-m", "pytest", "vector_add", "-k", "test_isa_cpu", "--dcuopt-backend=cpu",
+    result = subprocess.run([python, "-m", "pytest", "vector_add", "-k", "test_isa_cpu", "--dcuopt-toolchain=cpu",
                              "-p", "no:cacheprovider", f"--dcuopt-cache-dir={tmp_path / 'cache'}",
                              f"--dcuopt-run-dir={tmp_path / 'run'}", "-v"],
                             cwd=work, env=env, capture_output=True, text=True, timeout=STEP_TIMEOUT_S)

@@ -111,7 +111,7 @@ def test_xdist_workers_report_to_one_state_file(run_plugin, pytester: pytest.Pyt
 
 
 def test_python_toolchain_kernel(run_plugin, pytester: pytest.Pytester) -> None:
-    result = run_plugin(CASES / "python_scale", args=("--dcuopt-backend=python",))
+    result = run_plugin(CASES / "python_scale", args=("--dcuopt-toolchain=python",))
     result.assert_outcomes(passed=2)
     assert branches(state_of(pytester), "python_scale", "python")["baseline"]["timing"]["rounds"] >= 3
 
@@ -174,7 +174,7 @@ def test_seed_run_directory_is_a_case(pytester: pytest.Pytester, shared_build_ca
 
 def test_help_documents_every_option(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest_subprocess("--help")
-    result.stdout.fnmatch_lines(["*kernel correctness and benchmarks (pytest_dcuopt)*", "*--dcuopt-backend=NAMES*",
+    result.stdout.fnmatch_lines(["*kernel correctness and benchmarks (pytest_dcuopt)*", "*--dcuopt-toolchain=NAMES*",
                                  "*--dcuopt-run-dir=DIR*", "*--dcuopt-timeout=SECONDS*",
                                  "*fails its branch. Default: 60*"])
     markers = pytester.runpytest_subprocess("--markers")
@@ -217,3 +217,11 @@ def test_interleaved_ab_decides_the_speedup(run_plugin, pytester: pytest.Pyteste
     assert ab["rounds"] == 3 and min(ab["samples"]) >= 9  # at least 3 samples per round per side
     assert found["omp_simd"]["speedup_vs_baseline"] == pytest.approx(ab["speedup"])
     assert "interleaved" not in found["baseline"]["timing"]
+
+
+def test_the_old_backend_option_still_selects_toolchains_and_says_it_is_deprecated(
+        run_plugin, pytester: pytest.Pytester) -> None:
+    result = run_plugin(CASES / "unwritten", args=("--dcuopt-backend=cpu", "-k", "correctness and baseline"))
+    result.assert_outcomes(passed=1, deselected=3)  # benchmark x2 and the other branch's correctness
+    result.stdout.fnmatch_lines(["*--dcuopt-backend is the old name of --dcuopt-toolchain*"])
+    assert list(state_of(pytester)["cases"]["unwritten"]["toolchains"]) == ["cpu"]

@@ -48,7 +48,7 @@ def case_with_marks(tmp_path: Path, marks: str, name: str = "marked") -> Path:
 @skip_if_no_hipcc
 @skip_if_no_llvm_objdump
 def test_amdgcn_float4_passes_and_the_scalar_baseline_fails_with_what_it_found(run_plugin, pytester) -> None:
-    result = run_plugin(VADD, args=("--dcuopt-backend=hip", "--dcuopt-arch=gfx90a", *ONLY_ISA))
+    result = run_plugin(VADD, args=("--dcuopt-toolchain=hip", "--dcuopt-arch=gfx90a", *ONLY_ISA))
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines([
         "*ISA check FAILED: isa_vector_add/hip/baseline on gfx90a (amdgcn)*",
@@ -77,7 +77,7 @@ def test_amdgcn_float4_passes_and_the_scalar_baseline_fails_with_what_it_found(r
 @skip_if_no_nvcc
 @skip_if_no_cuobjdump
 def test_the_same_marks_check_sass(run_plugin, pytester) -> None:
-    result = run_plugin(CASES / "isa_vector_add_sass", args=("--dcuopt-backend=cuda", *ONLY_ISA))
+    result = run_plugin(CASES / "isa_vector_add_sass", args=("--dcuopt-toolchain=cuda", *ONLY_ISA))
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(["*ISA check FAILED: isa_vector_add_sass/cuda/baseline on sm_90 (sass)*",
                                  r"*FAIL require /\bLDG\.E\.128\b/ x2: required at least 2, found 0*",
@@ -87,7 +87,7 @@ def test_the_same_marks_check_sass(run_plugin, pytester) -> None:
 
 @skip_if_no_gxx
 def test_the_same_marks_check_x86(run_plugin, pytester) -> None:
-    result = run_plugin(VADD, args=("--dcuopt-backend=cpu", *ONLY_ISA))
+    result = run_plugin(VADD, args=("--dcuopt-toolchain=cpu", *ONLY_ISA))
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(["*ISA check FAILED: isa_vector_add/cpu/baseline on the build machine "
                                  "(arch not recorded) (x86)*",
@@ -98,7 +98,7 @@ def test_the_same_marks_check_x86(run_plugin, pytester) -> None:
 @skip_if_no_hipcc
 @skip_if_no_llvm_objdump
 def test_the_spill_check_catches_a_kernel_forced_to_spill(run_plugin, pytester) -> None:
-    result = run_plugin(CASES / "isa_spill", args=("--dcuopt-backend=hip", "--dcuopt-arch=gfx90a", *ONLY_ISA))
+    result = run_plugin(CASES / "isa_spill", args=("--dcuopt-toolchain=hip", "--dcuopt-arch=gfx90a", *ONLY_ISA))
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*ISA check FAILED: isa_spill/hip/baseline on gfx90a (amdgcn)*",
                                  "*FAIL forbid /@scratch_traffic/: allowed 0, found *",
@@ -111,7 +111,7 @@ def test_the_spill_check_catches_a_kernel_forced_to_spill(run_plugin, pytester) 
 @skip_if_no_hipcc
 @skip_if_no_llvm_objdump
 def test_the_real_hip_vector_add_example_passes_its_16_byte_load_mark(run_plugin, pytester) -> None:
-    result = run_plugin(KERNELS / "vector_add", args=("--dcuopt-backend=hip", "--dcuopt-arch=gfx90a", "-k",
+    result = run_plugin(KERNELS / "vector_add", args=("--dcuopt-toolchain=hip", "--dcuopt-arch=gfx90a", "-k",
                                                       "test_isa", "-v"))
     result.assert_outcomes(passed=2)
     result.stdout.fnmatch_lines(["*test_isa_hip?hip_float4? PASSED*", "*test_isa_hip?hip_scalar? PASSED*"])
@@ -120,7 +120,7 @@ def test_the_real_hip_vector_add_example_passes_its_16_byte_load_mark(run_plugin
 @skip_if_no_hipcc
 def test_without_an_arch_or_device_the_hip_checks_skip_with_the_fix(run_plugin, monkeypatch) -> None:
     monkeypatch.delenv("DCUOPT_HIP_COMPILE_ARCH", raising=False)  # the pytest subprocess inherits os.environ
-    result = run_plugin(VADD, args=("--dcuopt-backend=hip", *ONLY_ISA))
+    result = run_plugin(VADD, args=("--dcuopt-toolchain=hip", *ONLY_ISA))
     result.assert_outcomes(skipped=2)
     result.stdout.fnmatch_lines(["*no --dcuopt-arch and no ROCm/DTK device; pass --dcuopt-arch=gfx90a*"])
 
@@ -129,7 +129,7 @@ def test_without_an_arch_or_device_the_hip_checks_skip_with_the_fix(run_plugin, 
 def test_inconclusive_skips_unless_strict(run_plugin, pytester, tmp_path: Path) -> None:
     marks = ('pytestmark = [pytest.mark.isa(family="x86", methods=["memory.coalesced_access"])]\n'
              'branch_marks = {"simd": [pytest.mark.isa(family="x86", max_registers=8, strict=True)]}')
-    result = run_plugin(case_with_marks(tmp_path, marks), args=("--dcuopt-backend=cpu", *ONLY_ISA))
+    result = run_plugin(case_with_marks(tmp_path, marks), args=("--dcuopt-toolchain=cpu", *ONLY_ISA))
     result.assert_outcomes(skipped=1, failed=1)
     result.stdout.fnmatch_lines(["*ISA check inconclusive (not verified):*",
                                  "*?? * method memory.coalesced_access: no x86 instruction signature*"])
@@ -143,21 +143,21 @@ def test_inconclusive_skips_unless_strict(run_plugin, pytester, tmp_path: Path) 
 @skip_if_no_gxx
 def test_marks_not_for_this_isa_make_no_test(run_plugin, tmp_path: Path) -> None:
     marks = 'pytestmark = [pytest.mark.isa(family="sass", require=["LDG"])]'
-    result = run_plugin(case_with_marks(tmp_path, marks), args=("--dcuopt-backend=cpu", "--collect-only", "-q"))
+    result = run_plugin(case_with_marks(tmp_path, marks), args=("--dcuopt-toolchain=cpu", "--collect-only", "-q"))
     assert "test_isa_cpu" not in result.stdout.str()
 
 
 @skip_if_no_gxx
 def test_a_bad_mark_fails_its_test_quoting_the_key(run_plugin, tmp_path: Path) -> None:
     marks = 'branch_marks = {"simd": [pytest.mark.isa(family="x86", requires=["addps"])]}'
-    result = run_plugin(case_with_marks(tmp_path, marks), args=("--dcuopt-backend=cpu", *ONLY_ISA))
+    result = run_plugin(case_with_marks(tmp_path, marks), args=("--dcuopt-toolchain=cpu", *ONLY_ISA))
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*isa mark (ref.py branch_marks) can't have 'requires' keyword argument; allowed: *"])
 
 
 def test_branch_marks_naming_no_branch_fail_the_case(run_plugin, tmp_path: Path) -> None:
     marks = 'branch_marks = {"simd4": [pytest.mark.isa(require=["addps"])]}'
-    result = run_plugin(case_with_marks(tmp_path, marks), args=("--dcuopt-backend=cpu",))
+    result = run_plugin(case_with_marks(tmp_path, marks), args=("--dcuopt-toolchain=cpu",))
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*branch_marks names ?'simd4'?, which are not branches of this case*"])
 

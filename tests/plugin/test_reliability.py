@@ -212,7 +212,7 @@ def test_a_kernel_that_skips_work_when_its_output_is_filled_is_caught_and_never_
 def test_a_lazy_cuda_kernel_is_caught_on_the_device(run_plugin, pytester: pytest.Pytester) -> None:
     """The same cheat on a GPU, element by element; small buffers are timed over rotated input sets, and the call
     after the last timed call is checked on every set."""
-    result = run_plugin(CASES / "lazy_output_cuda", args=("--dcuopt-backend=cuda", "--dcuopt-examples=5"))
+    result = run_plugin(CASES / "lazy_output_cuda", args=("--dcuopt-toolchain=cuda", "--dcuopt-examples=5"))
     result.assert_outcomes(passed=3, failed=1)
     result.stdout.fnmatch_lines(["*skips_filled_elements: wrong outputs on the call * timed call*"])
     toolchain = state_of(pytester)["cases"]["lazy_output_cuda"]["toolchains"]["cuda"]

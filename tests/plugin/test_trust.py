@@ -217,7 +217,7 @@ def test_throughput_passes_each_function_only_the_dims_it_declares(run_plugin, p
 # k ------------------------------------------------------------------------------------------------------------------
 def test_python_kernel_writing_past_its_output_fails(run_plugin, pytester: pytest.Pytester) -> None:
     """The python toolchain guards outputs as the C ABI toolchains do: a write one element past y is caught."""
-    result = run_plugin(CASES / "python_overrun", args=("--dcuopt-backend=python", "-k", "correctness",
+    result = run_plugin(CASES / "python_overrun", args=("--dcuopt-toolchain=python", "-k", "correctness",
                                                         "--dcuopt-examples=5"))
     result.assert_outcomes(failed=1, deselected=1)
     result.stdout.fnmatch_lines(["*wrote past the end*"])

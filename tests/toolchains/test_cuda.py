@@ -237,7 +237,8 @@ def test_hip_headers_are_adapted_to_this_nvcc_and_say_what_changed(built: dict) 
 @skip_if_no_nvcc
 @skip_if_cuda_device
 def test_compile_only_suite_skips_correctness_and_benchmarks_with_the_reason(run_plugin, pytester) -> None:
-    result = run_plugin(KERNELS / "vector_add", args=("--dcuopt-backend=cuda", "-rs", "-k", "correctness or benchmark"))
+    result = run_plugin(KERNELS / "vector_add",
+                        args=("--dcuopt-toolchain=cuda", "-rs", "-k", "correctness or benchmark"))
     branches = len([p for p in EXAMPLES if relative(p).startswith("vector_add/")])
     result.assert_outcomes(skipped=2 * branches, deselected=result.parseoutcomes().get("deselected", 0))
     result.stdout.fnmatch_lines(["*cuda toolchain cannot run kernels here: no CUDA device to run on*sm_90*"])
@@ -249,7 +250,7 @@ def test_compile_only_suite_skips_correctness_and_benchmarks_with_the_reason(run
 
 @skip_if_no_cuda_device
 def test_gpu_suite_times_on_the_device_and_feeds_pytest_benchmark(run_plugin, pytester) -> None:
-    result = run_plugin(KERNELS / "vector_add", args=("--dcuopt-backend=cuda", "--benchmark-json=bench.json",
+    result = run_plugin(KERNELS / "vector_add", args=("--dcuopt-toolchain=cuda", "--benchmark-json=bench.json",
                                                       "-k", "correctness or benchmark", "--dcuopt-interleave=0",
                                                       "--dcuopt-examples=5"))
     branches = len([p for p in EXAMPLES if relative(p).startswith("vector_add/")])
@@ -270,7 +271,7 @@ def test_gpu_suite_times_on_the_device_and_feeds_pytest_benchmark(run_plugin, py
 
 @skip_if_no_cuda_device
 def test_cuda_faults_are_named_and_fail_only_their_branch(run_plugin) -> None:
-    result = run_plugin(DATA / "cuda" / "cuda_faults", args=("--dcuopt-backend=cuda", "-k", "correctness"))
+    result = run_plugin(DATA / "cuda" / "cuda_faults", args=("--dcuopt-toolchain=cuda", "-k", "correctness"))
     result.assert_outcomes(passed=1, failed=2)
     result.stdout.fnmatch_lines(["*cudaErrorIllegalAddress (700)*worker process exits*"])
     # CUDA 13 reports a block of 2048 threads as cudaErrorInvalidValue; older runtimes as InvalidConfiguration.

@@ -153,7 +153,7 @@ def test_a_hygon_arch_is_refused_as_inconclusive_never_a_pass(cache: BuildCache)
 def test_interpreter_correctness_guard_zones_and_labelled_timing(run_plugin, pytester: pytest.Pytester) -> None:
     """The baseline and `scalar` pass; `overrun` fails alone, naming the buffer and the element; the interpreter's
     timing is labelled as not representative."""
-    result = run_plugin(CASE, args=("--dcuopt-backend=triton", "-k", "correctness or (benchmark and baseline)"))
+    result = run_plugin(CASE, args=("--dcuopt-toolchain=triton", "-k", "correctness or (benchmark and baseline)"))
     result.assert_outcomes(passed=3, failed=1, deselected=4)
     result.stdout.fnmatch_lines(["*test_correctness_triton?overrun?*", "*wrote past the end of buffer 'c' (*"])
     records = triton_branches(state_of(pytester), "triton_vector_add")
@@ -167,7 +167,7 @@ def test_interpreter_correctness_guard_zones_and_labelled_timing(run_plugin, pyt
 
 
 def test_an_isa_mark_judges_the_aot_build_in_a_run(run_plugin, pytester: pytest.Pytester) -> None:
-    result = run_plugin(CASE, args=("--dcuopt-backend=triton", "--dcuopt-arch=gfx942", "-k", "test_isa"))
+    result = run_plugin(CASE, args=("--dcuopt-toolchain=triton", "--dcuopt-arch=gfx942", "-k", "test_isa"))
     result.assert_outcomes(passed=1, failed=1, deselected=6)
     result.stdout.fnmatch_lines(["*test_isa_triton?scalar?*", "*buffer_load_dwordx4*"])
     isa = triton_branches(state_of(pytester), "triton_vector_add")["baseline"]["isa"]
@@ -183,5 +183,5 @@ def test_auto_backends_collect_triton_branches_only_as_triton(pytester: pytest.P
 
 def test_the_example_suites_triton_branches_pass_under_the_interpreter(run_plugin) -> None:
     result = run_plugin(KERNELS / "vector_add", KERNELS / "row_softmax",
-                        args=("--dcuopt-backend=triton", "-k", "correctness", "--dcuopt-examples=10"))
+                        args=("--dcuopt-toolchain=triton", "-k", "correctness", "--dcuopt-examples=10"))
     result.assert_outcomes(passed=3, deselected=6)

@@ -25,7 +25,7 @@ mkdir -p "$OUT" "$W"
 source tools/device/device_env.sh
 PY=python3
 EV="$PY tools/device/h200_evidence.py"
-SUITE=(kernels --dcuopt-backend=cuda -p no:randomly -p no:cacheprovider -q -rs "--dcuopt-cache-dir=$W/cache"
+SUITE=(kernels --dcuopt-toolchain=cuda -p no:randomly -p no:cacheprovider -q -rs "--dcuopt-cache-dir=$W/cache"
        --dcuopt-max-time=1.0 --dcuopt-examples=15 --dcuopt-interleave=0 "--benchmark-storage=file://$W/bench")
 START=$SECONDS
 

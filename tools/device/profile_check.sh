@@ -13,7 +13,7 @@ for case in vector_add matmul; do
   printf '\npytestmark = [pytest.mark.profile(reason="tools/device/profile_check.sh")]\n' >> $W/$case/ref.py
 done
 which ncu > $OUT/ncu_version.txt 2>&1; ncu --version >> $OUT/ncu_version.txt 2>&1
-(cd $W && timeout 540 python3 -m pytest vector_add matmul --dcuopt-backend cuda -k test_profile_cuda -rs \
+(cd $W && timeout 540 python3 -m pytest vector_add matmul --dcuopt-toolchain cuda -k test_profile_cuda -rs \
    -p no:cacheprovider --dcuopt-run-dir=$W/run --dcuopt-cache-dir=$W/cache) > $OUT/pytest.log 2>&1
 echo "pytest exit: $?" >> $OUT/pytest.log; tail -25 $OUT/pytest.log
 cp $W/run/profile.json $W/run/state.json "$OUT"/ 2>/dev/null

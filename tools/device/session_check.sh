@@ -23,7 +23,7 @@ python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', tr
 step gpu-tests 200 python3 -m pytest tests/toolchains/test_cuda.py tests/toolchains/test_triton.py \
   tests/plugin/test_reliability.py tests/unit/test_sync_timing.py -q -rs -p no:cacheprovider \
   -k "cuda or gpu or device or triton or sync"
-step suite 260 python3 -m pytest kernels --dcuopt-backend cuda,triton --dcuopt-examples 5 -q -rs \
+step suite 260 python3 -m pytest kernels --dcuopt-toolchain cuda,triton --dcuopt-examples 5 -q -rs \
   -p no:cacheprovider --dcuopt-run-dir $W/suite --dcuopt-cache-dir $W/cache
 step profile 150 env OUT=$W/profile bash tools/device/profile_check.sh
 cp $W/steps.txt "$OUT/steps.txt"

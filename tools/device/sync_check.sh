@@ -40,7 +40,7 @@ step() {  # step NAME MAX_SECONDS command...: runs when time is left, logs to $W
 }
 run_case() {  # run_case N: the command of one fresh pytest process, benchmarks only, into $W/runN
   local n=$1
-  echo "cd '$W/cases' && $PY -m pytest $CASE --dcuopt-backend=cuda -k benchmark -p no:randomly -p no:cacheprovider \
+  echo "cd '$W/cases' && $PY -m pytest $CASE --dcuopt-toolchain=cuda -k benchmark -p no:randomly -p no:cacheprovider \
     -q -rs --dcuopt-cache-dir='$W/cache' --dcuopt-max-time=1.0 --dcuopt-interleave=0 --dcuopt-run-dir='$W/run$n' \
     --benchmark-json='$W/run$n-bench.json'"
 }
