@@ -1,9 +1,12 @@
 """`dcuopt close-iter RUN_DIR`: validate methods.json, measure the iteration, pick the champion, update the state.
 
-1. methods.json against the schema and the loop's rules (nothing runs when it is invalid).
+1. methods.json against the schema, the loop's rules and the method registry's validator
+   (`profile.methods.validate_iteration`) with open-iter's `iterv<i>/budget.json` (budget, bound, arch) and the
+   methods earlier iterations tried; every rejection names its rule, and nothing runs when there is one.
 2. pytest on `iterv<i>/` in a subprocess (correctness, benchmarks, ISA; the harness's run dir `iterv<i>/pytest/`
-   is emptied first). The iteration's baseline is the best before it, so the harness's own rule picks the
-   champion: the fastest correct branch whose speedup interval vs the current best lies wholly above 1.
+   is emptied first; the baseline's profile item is left out: open-iter made it). The iteration's baseline is
+   the best before it, so the harness's own rule picks the champion: the fastest correct branch whose speedup
+   interval vs the current best lies wholly above 1.
 3. When a branch is promoted and methods carry `ablation_flag`s: pytest once more on the champion's
    `test_ablation_<toolchain>` (the `ablation` observer), into `iterv<i>/ablation/`.
 4. state.json: this iteration's entries are replaced (never appended twice), the best moves only on a promotion,
@@ -14,7 +17,6 @@ from __future__ import annotations
 import argparse
 import json
 import shlex
-from pathlib import Path
 from typing import Any
 
 from ..files import write_atomic
@@ -25,35 +27,35 @@ from .layout import (
     METHOD_LISTS,
     LoopError,
     RunLayout,
+    add_run_dir_command,
     copy_fresh,
     current_iteration,
     iteration_record,
     kernel_file,
-    load_state,
+    open_run,
     save_state,
 )
-from .open_iter import scaffold
+from .open_iter import BUDGET_NAME, budget_line, load_budget, scaffold
 
 FLAT_ITERATIONS_FOR_TRIAGE = 3  # the seed: three iterations without a material gain -> SQTT triage
 EFFECTIVE, INEFFECTIVE, INCONCLUSIVE = "effective", "ineffective", "inconclusive"
 
+# Everything but the ablation (run for the champion only) and the baseline's profile (open-iter's).
+MEASURE_SELECTION = "not test_ablation and not (test_profile and baseline)"
 MIN_GAIN = 0.02  # the seed's noise threshold: a promotion must be worth more than drift
 
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = commands.add_parser("close-iter", help="measure the open iteration and update the run's state")
-    parser.add_argument("run_dir", type=Path)
+    parser = add_run_dir_command(commands, "close-iter", "measure the open iteration and update the run's state", run)
     parser.add_argument("--iter", type=int, default=None, help="iteration (default: the last opened)")
     parser.add_argument("--pytest-args", default="", help="extra pytest arguments for this close")
     parser.add_argument("--min-gain", type=float, default=MIN_GAIN,
                         help="a branch replaces the current best only when its whole A/B speedup interval lies above "
                              f"1 + this (the seed's noise threshold). Default: {MIN_GAIN}")
-    parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    layout = RunLayout(args.run_dir.resolve())
-    state = load_state(layout)
+    layout, state = open_run(args)
     index = args.iter or current_iteration(state)
     if index is None:
         raise LoopError(f"no iteration of {layout.run_dir} is open; run `dcuopt open-iter {layout.run_dir}` first.")
@@ -61,32 +63,44 @@ def run(args: argparse.Namespace) -> int:
     if str(index + 1) in state["iterations"]:
         raise LoopError(f"iteration {index + 1} is already open: closing iteration {index} again would change the "
                         "baseline under it. Close the last iteration only.")
-    document = checked_methods(layout, state, index)
+    document, notes = checked_methods(layout, state, index)
+    for note in notes:
+        print(f"methods.json: {note}")
     scaffold(layout, state, index, record)  # regenerates ref.py/dims.json and restores the frozen baseline copy
     extra = [f"--dcuopt-toolchain={state['toolchain']}", *state.get("pytest_args", []), *shlex.split(args.pytest_args)]
     folder = layout.iteration(index)
-    harness = run_pytest([str(folder)], layout.harness_dir(index), [*extra, "-k", "not test_ablation"],
+    harness = run_pytest([str(folder)], layout.harness_dir(index), [*extra, "-k", MEASURE_SELECTION],
                          cwd=layout.run_dir)
     entry = toolchain_entry(harness, folder.name, state["toolchain"])
     outcome = judge_branches(entry, args.min_gain)
     if outcome["promoted"]:
         outcome["ablation"] = ablate(layout, state, index, outcome["champion"], document, extra)
     classified = classify(document["methods"], outcome)
-    write_atomic(folder / "attribution.json", json.dumps({"iter": index, **outcome, "methods": classified},
-                                                         indent=2, default=str) + "\n")
+    write_atomic(folder / "attribution.json", json.dumps({"iter": index, **outcome, "methods": classified,
+                                                          "validation_notes": notes}, indent=2, default=str) + "\n")
+    record["validation_notes"] = notes
     update_state(layout, state, index, record, document, outcome, classified, harness)
     save_state(layout, state)
     report(state, index, outcome, classified)
     return 0
 
 
-def checked_methods(layout: RunLayout, state: dict[str, Any], index: int) -> dict[str, Any]:
-    path = layout.iteration(index) / "methods.json"
-    earlier = [m for m in state["selected_methods"] if m.get("iter") != index]
-    problems = methods_json.validate(path, index, earlier)
-    if problems:
-        raise LoopError(f"methods.json of iteration {index} is not valid; nothing was run:\n  " + "\n  ".join(problems))
-    return dict(json.loads(path.read_text()))
+def checked_methods(layout: RunLayout, state: dict[str, Any], index: int) -> tuple[dict[str, Any], list[str]]:
+    """The valid methods.json of iteration `index` and the rules that could not be applied, or a LoopError listing
+    every rejection with its rule."""
+    folder = layout.iteration(index)
+    budget = load_budget(folder)
+    if budget is None:
+        raise LoopError(f"{folder / BUDGET_NAME} is missing: methods.json is checked against the budget of the "
+                        f"current best. Run `dcuopt open-iter {layout.run_dir}` to profile it and write the budget.")
+    selection = methods_json.Selection(index, budget["budget"], budget["bound"], budget["arch"], budget.get("stop"),
+                                       budget.get("reason") or "", methods_json.history_of(state, index))
+    path = folder / "methods.json"
+    validation = methods_json.validate(path, selection)
+    if validation.problems:
+        raise LoopError(f"methods.json of iteration {index} is not valid (budget: {budget_line(budget)}); nothing was "
+                        "run:\n  " + "\n  ".join(validation.problems))
+    return dict(json.loads(path.read_text())), validation.notes
 
 
 def judge_branches(entry: dict[str, Any], min_gain: float = MIN_GAIN) -> dict[str, Any]:
@@ -187,7 +201,8 @@ def update_state(layout: RunLayout, state: dict[str, Any], index: int, record: d
     state["frontier"] = [f for f in state["frontier"] if f.get("iter") != index]
     by_id = {m["id"]: m for m in document["methods"]}
     for method in classified:
-        full = {**by_id[method["id"]], **method, "iter": index}
+        # The bound the kernel had when the method was tried: the registry's history rule compares it later.
+        full = {**by_id[method["id"]], **method, "iter": index, "bound": (record.get("profile") or {}).get("bound")}
         state["selected_methods"].append(full)
         state[f"{method['bucket']}_methods"].append(full)
     best_before = record["baseline_file"]

@@ -7,24 +7,20 @@ from __future__ import annotations
 import argparse
 import math
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from ..files import write_atomic
-from .layout import METHOD_LISTS, RunLayout, load_state
+from .layout import METHOD_LISTS, add_run_dir_command, open_run
 
 PLOT_NAME = "best_median.svg"
 
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = commands.add_parser("finalize", help="write summary.md (and best_median.svg) for the run")
-    parser.add_argument("run_dir", type=Path)
-    parser.set_defaults(run=run)
+    add_run_dir_command(commands, "finalize", "write summary.md (and best_median.svg) for the run", run)
 
 
 def run(args: argparse.Namespace) -> int:
-    layout = RunLayout(args.run_dir.resolve())
-    state = load_state(layout)
+    layout, state = open_run(args)
     points = best_per_iteration(state)
     if points:
         write_atomic(layout.run_dir / PLOT_NAME, svg_line_plot(points, "best median per iteration (ms)"))

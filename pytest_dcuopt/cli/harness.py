@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import sys
 from collections.abc import Sequence
@@ -12,6 +13,8 @@ from typing import Any
 from ..tool import ToolResult, run_tool
 from .layout import LoopError
 
+# `-rs` short summary lines: "SKIPPED [1] path:line: reason"
+_SKIP_LINE = re.compile(r"^SKIPPED \[\d+\] [^:]+:\d+: (?P<reason>.+)$", re.MULTILINE)
 # A whole iteration (builds, Hypothesis, timing of K branches) is minutes at most; a hung run must not hang the loop.
 HARNESS_TIMEOUT_S = 3600.0
 
@@ -46,6 +49,11 @@ def run_pytest(targets: Sequence[str], run_dir: Path, extra: Sequence[str], cwd:
     (run_dir / "pytest.log").write_text(f"$ {result.command_line}\n(exit {result.returncode})\n\n{result.stdout}\n"
                                         f"{result.stderr}")
     return HarnessRun(result, run_dir)
+
+
+def skip_reasons(run: HarnessRun) -> list[str]:
+    """The skip reasons of pytest's `-rs` summary (pass `-rs` in the run's arguments)."""
+    return [m.group("reason").strip() for m in _SKIP_LINE.finditer(run.result.stdout)]
 
 
 def toolchain_entry(run: HarnessRun, case: str, toolchain: str) -> dict[str, Any]:

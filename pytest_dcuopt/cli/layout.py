@@ -12,9 +12,11 @@
 """
 from __future__ import annotations
 
+import argparse
 import hashlib
 import json
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -74,6 +76,22 @@ def load_state(layout: RunLayout) -> dict[str, Any]:
                         f"{LAYOUT_VERSION}. A run of the original skill (no layout_version) is read by pytest "
                         "(collection) but cannot be continued by dcuopt: start a new run with `dcuopt setup`.")
     return dict(state)
+
+
+def add_run_dir_command(commands: argparse._SubParsersAction[argparse.ArgumentParser], name: str, help: str,
+                        run: Callable[[argparse.Namespace], int]) -> argparse.ArgumentParser:
+    """The subcommand `name RUN_DIR` (a run directory made by `dcuopt setup`) that calls `run`; more arguments may be
+    added to the parser it returns."""
+    parser = commands.add_parser(name, help=help)
+    parser.add_argument("run_dir", type=Path)
+    parser.set_defaults(run=run)
+    return parser
+
+
+def open_run(args: argparse.Namespace) -> tuple[RunLayout, dict[str, Any]]:
+    """The layout and the loaded state of the run directory that `add_run_dir_command` parsed into `args.run_dir`."""
+    layout = RunLayout(args.run_dir.resolve())
+    return layout, load_state(layout)
 
 
 def save_state(layout: RunLayout, state: dict[str, Any]) -> None:

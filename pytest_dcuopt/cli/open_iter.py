@@ -3,24 +3,43 @@
     iterv<i>/ref.py         generated: the case's reference plus this iteration's marks (rewritten every time)
     iterv<i>/dims.json      the run's dims
     iterv<i>/kernel.<ext>   the best before this iteration (fixed when the iteration is opened)
-    iterv<i>/methods.json, analysis.md      templates, written only when missing
+    iterv<i>/profile.json   the profile of the current best (the `profile` marker's entry) and its verdict
+    iterv<i>/budget.json    the roofline's bound and per-axis method budget, with the inputs it came from
+    iterv<i>/profile_run/   the harness run that profiled it (state.json, profile.json, raw tool files, pytest.log)
+    iterv<i>/methods.json, analysis.md      templates carrying the budget, written only when missing
     iterv<i>/branches/b1..bK/kernel.<ext>   the best as a starting point, written only when missing
 
-Running it again on an open iteration only adds what is missing. The profile of the current best and its
-roofline budget belong here (`profile_current_best`); they come with the profile marker (#9) and are not
-collected yet: the iteration record says so instead of pretending.
+Profiling: the generated ref.py marks the iteration's baseline with `profile`, and open-iter runs
+`pytest iterv<i> -k "test_profile and baseline"` in a subprocess. The verdict is the marker's own: `profiled`,
+`degraded: ...` (e.g. perf without hardware counters: the roofline then rests on the kernel time and ref.py's
+workload model only, and says so), `inconclusive: ...`, or `unavailable: ...` (no profiler, no backend for the
+toolchain). The budget is the roofline's when it placed the kernel (a bound other than `unknown`), else there is
+none and budget.json says why: never a made-up one. Running open-iter again on an open iteration only adds what
+is missing and keeps the profile of the (frozen) baseline; `--reprofile` measures it again.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import shlex
 from pathlib import Path
 from typing import Any
 
 from ..files import write_atomic
 from ..report.machine import now
 from . import methods
-from .layout import LoopError, RunLayout, copy_fresh, current_iteration, kernel_file, load_state, save_state, sha256
+from .harness import HarnessRun, run_pytest, skip_reasons
+from .layout import (
+    LoopError,
+    RunLayout,
+    add_run_dir_command,
+    copy_fresh,
+    current_iteration,
+    kernel_file,
+    open_run,
+    save_state,
+    sha256,
+)
 
 ANALYSIS_TEMPLATE = """# Iteration {index}
 
@@ -28,6 +47,8 @@ Baseline of this iteration (the best so far): `{baseline}`
 
 ## Profile and budget
 {profile}
+
+Select exactly the budgeted number of methods per axis (close-iter rejects anything else: rule `budget`).
 
 ## Methods selected
 One line per method of methods.json: the evidence (profile, ISA, source), and why higher-priority methods
@@ -54,33 +75,41 @@ _module = _util.module_from_spec(_spec)
 _spec.loader.exec_module(_module)
 globals().update({{k: v for k, v in vars(_module).items() if not k.startswith("__") and k not in ("pytestmark",
                                                                                                    "branch_marks")}})
-# The case's own marks apply to every branch (its branch_marks name branches of the case, not of the loop).
-_methods = _json.loads((_Path(__file__).parent / "methods.json").read_text()).get("methods", [])
+_listed = _Path(__file__).parent / "methods.json"  # absent while open-iter profiles a new iteration
+_methods = _json.loads(_listed.read_text()).get("methods", []) if _listed.is_file() else []
 _flags = {{m["id"]: m["ablation_flag"] for m in _methods if isinstance(m, dict) and m.get("ablation_flag")}}
+# The case's own marks apply to every branch (its branch_marks name branches of the case, not of the loop).
 pytestmark = list(getattr(_module, "pytestmark", [])) + ([pytest.mark.ablation(methods=_flags)] if _flags else [])
+# The baseline is the current best: `dcuopt open-iter` profiles it (test_profile_<toolchain>[baseline]).
+branch_marks = {{"baseline": [pytest.mark.profile(reason="dcuopt open-iter: roofline budget of the current best")]}}
 '''
+
+PROFILE_NAME, BUDGET_NAME, PROFILE_RUN = "profile.json", "budget.json", "profile_run"
+PROFILE_SELECTION = "test_profile and baseline"  # the one profile item of the iteration case
 
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = commands.add_parser("open-iter", help="scaffold the next iteration (iterv<i>/)")
-    parser.add_argument("run_dir", type=Path)
-    parser.set_defaults(run=run)
+    parser = add_run_dir_command(commands, "open-iter", "profile the current best and scaffold the next iteration "
+                                                        "(iterv<i>/)", run)
+    parser.add_argument("--reprofile", action="store_true",
+                        help="profile the current best again although the open iteration has a profile of it")
 
 
 def run(args: argparse.Namespace) -> int:
-    layout = RunLayout(args.run_dir.resolve())
-    state = load_state(layout)
+    layout, state = open_run(args)
     index = next_iteration(state)
     record = state["iterations"].get(str(index)) or {
         "opened_at": now(), "baseline_file": state["best_file"], "baseline_sha256": sha256(Path(state["best_file"])),
         "status": "open"}
-    record["profile"] = profile_current_best(layout, state, index)
+    prepare_case(layout, state, index, record)
+    record["profile"] = profile_current_best(layout, state, index, record, args.reprofile)
     state["iterations"][str(index)] = record
     scaffold(layout, state, index, record)
     save_state(layout, state)
     folder = layout.iteration(index)
     print(f"iteration {index} open: {folder}")
-    print(f"profile: {record['profile']['status']} - {record['profile']['reason']}")
+    print(f"profile: {record['profile']['verdict']}")
+    print(f"budget: {budget_line(load_budget(folder))}")
     print(f"next: write {folder / 'methods.json'} and the kernels in {folder / 'branches'}/b1..b{state['branches']}, "
           f"then `dcuopt close-iter {layout.run_dir}`")
     return 0
@@ -97,18 +126,143 @@ def next_iteration(state: dict[str, Any]) -> int:
     return index
 
 
-def profile_current_best(layout: RunLayout, state: dict[str, Any], index: int) -> dict[str, Any]:
-    """SEAM for the profile marker (#9): profile the best before iteration `index` and derive the roofline budget.
+def profile_current_best(layout: RunLayout, state: dict[str, Any], index: int, record: dict[str, Any],
+                         reprofile: bool = False) -> dict[str, Any]:
+    """Profile the best before iteration `index` (the iteration case's baseline) through the harness and write
+    iterv<i>/profile.json and budget.json; the summary for the iteration record. A profile of the same frozen
+    baseline is kept unless `reprofile`."""
+    folder = layout.iteration(index)
+    kept = load_budget(folder)
+    if not reprofile and kept is not None and kept.get("baseline_sha256") == record["baseline_sha256"] \
+            and (folder / PROFILE_NAME).is_file():
+        return profile_summary(kept, kept=True)
+    extra = [f"--dcuopt-toolchain={state['toolchain']}", *state.get("pytest_args", []), "-rs",
+             "-k", PROFILE_SELECTION]
+    harness = run_pytest([str(folder)], folder / PROFILE_RUN, extra, cwd=layout.run_dir)
+    entry = baseline_entry(harness, folder.name, state["toolchain"])
+    verdict = profile_verdict(entry, harness, state["toolchain"])
+    write_atomic(folder / PROFILE_NAME, json.dumps(
+        {"iter": index, "verdict": verdict, "baseline_file": record["baseline_file"],
+         "command": shlex.join(harness.result.command), "exit_status": harness.result.returncode,
+         "harness_run": str(harness.run_dir), "profile": entry}, indent=2, default=str) + "\n")
+    budget = budget_document(index, record, state, verdict, entry)
+    write_atomic(folder / BUDGET_NAME, json.dumps(budget, indent=2, default=str) + "\n")
+    return profile_summary(budget, kept=False)
 
-    Not integrated yet. Until it is, nothing is profiled and no budget exists: the record says so, and
-    analysis.md asks for the evidence by hand. Never a made-up budget (the seed's degraded 1/1/1).
-    """
-    return {"status": "not collected", "reason": "the profile marker (issue #9) is not integrated into dcuopt yet: "
-                                                  "no profile, no roofline, no axis budget for this iteration",
-            "budget": None}
+
+def baseline_entry(harness: HarnessRun, case: str, toolchain: str) -> dict[str, Any] | None:
+    """The profile marker's entry for the baseline in the harness run's profile.json (None when it wrote none)."""
+    report = harness.report(PROFILE_NAME) or {}
+    found = [e for e in report.get("profiles", [])
+             if (e.get("case"), e.get("toolchain"), e.get("branch")) == (case, toolchain, "baseline")]
+    return dict(found[0]) if found else None
 
 
-def scaffold(layout: RunLayout, state: dict[str, Any], index: int, record: dict[str, Any]) -> None:
+def profile_verdict(entry: dict[str, Any] | None, harness: HarnessRun, toolchain: str) -> str:
+    """`profiled`, or `<outcome>: <reason>` in the marker's own words; without an entry, why none was made."""
+    if entry is not None:
+        return "profiled" if entry["outcome"] == "profiled" else f"{entry['outcome']}: {entry['reason']}"
+    skipped = skip_reasons(harness)
+    if skipped:
+        return f"unavailable: {skipped[0]}"
+    log = harness.run_dir / "pytest.log"
+    if harness.result.returncode == 5:
+        return (f"unavailable: no test_profile item for the baseline on toolchain {toolchain!r} (no profiler backend "
+                f"for it in profile.backends, or the `profile` observer is not registered); log: {log}")
+    return (f"failed: the profile run of the baseline exited {harness.result.returncode} and wrote no profile; "
+            f"log: {log}")
+
+
+def budget_document(index: int, record: dict[str, Any], state: dict[str, Any], verdict: str,
+                    entry: dict[str, Any] | None) -> dict[str, Any]:
+    """budget.json: the roofline's bound and budget when it placed the kernel, else no budget and the reason."""
+    roofline = (entry or {}).get("roofline") or {}
+    arch, arch_from = target_arch(entry, state)
+    document: dict[str, Any] = {
+        "iter": index, "baseline_file": record["baseline_file"], "baseline_sha256": record["baseline_sha256"],
+        "toolchain": state["toolchain"], "arch": arch, "arch_from": arch_from, "verdict": verdict,
+        "bound": roofline.get("bound", "unknown"), "budget": None, "total": None, "stop": roofline.get("stop"),
+        "basis": None, "reason": None, "utilization": roofline.get("utilization"), "gaps": roofline.get("gaps"),
+        "inputs": roofline.get("inputs"), "notes": roofline.get("notes", []), "created_at": now()}
+    if not roofline:
+        document["reason"] = f"no roofline: the profile of the current best is {verdict}"
+    elif roofline["bound"] == "unknown":
+        document["reason"] = "the roofline could not place the kernel: " + "; ".join(roofline.get("notes", []))
+    else:
+        document.update(budget=dict(roofline["budget"]), total=sum(roofline["budget"].values()),
+                        basis=budget_basis(entry or {}, roofline))
+    return document
+
+
+def budget_basis(entry: dict[str, Any], roofline: dict[str, Any]) -> str:
+    """What the utilizations rest on: the profiler's counters, or (degraded) the kernel time and ref.py's model."""
+    inputs = roofline.get("inputs", {})
+    sources = (f"time from {inputs.get('time_from')}; FLOPs from {inputs.get('flops_from')}; bytes from "
+               f"{inputs.get('bytes_from')}; compute from {inputs.get('compute_utilization_from')}, memory from "
+               f"{inputs.get('memory_utilization_from')}")
+    if entry.get("outcome") == "profiled":
+        return f"profile ({entry.get('tool')}): {sources}"
+    return (f"timing only, the profiler's counters are unavailable ({entry.get('tool')} {entry.get('outcome')}): "
+            f"{sources}")
+
+
+def target_arch(entry: dict[str, Any] | None, state: dict[str, Any]) -> tuple[str | None, str]:
+    """The arch the registry's arch rule checks: the profiled artifact's, else env.json's device for the toolchain."""
+    dumped = ((entry or {}).get("isa_dump") or {}).get("arch")
+    if dumped:
+        return str(dumped), "the profiled artifact's ISA dump"
+    device = ((state.get("env") or {}).get("devices") or {}).get(state["toolchain"]) or {}
+    if device.get("arch"):
+        return str(device["arch"]), "env.json (the device of the toolchain at setup)"
+    return None, "unknown: neither the profiled artifact nor env.json names one"
+
+
+def load_budget(folder: Path) -> dict[str, Any] | None:
+    path = folder / BUDGET_NAME
+    return dict(json.loads(path.read_text())) if path.is_file() else None
+
+
+def profile_summary(budget: dict[str, Any], kept: bool) -> dict[str, Any]:
+    """The iteration record's `profile`: the verdict, the bound and budget; `reason` only when something is lost."""
+    verdict = budget["verdict"]
+    lost = verdict != "profiled" or budget["budget"] is None
+    reasons = [] if verdict == "profiled" else [verdict]
+    if budget["budget"] is None:
+        reasons.append(f"no budget: {budget['reason']}")
+    return {"status": verdict.split(":", 1)[0], "verdict": verdict, "reason": "; ".join(reasons) if lost else None,
+            "bound": budget["bound"], "budget": budget["budget"], "stop": budget["stop"], "arch": budget["arch"],
+            "profiled_at": budget["created_at"], "kept": kept}
+
+
+def budget_line(budget: dict[str, Any] | None) -> str:
+    """One line: how many methods per axis, or why there is no budget."""
+    if budget is None:
+        return "no budget.json: run `dcuopt open-iter` to profile the current best"
+    if budget["budget"] is None:
+        return f"none ({budget['reason']}): the budget rule is not applied"
+    counts = ", ".join(f"{axis} {budget['budget'][axis]}" for axis in ("compute", "memory", "latency"))
+    stop = f"; {budget['stop']}" if budget.get("stop") else ""
+    return f"{counts} (total {budget['total']}; {budget['bound']}-bound{stop}; {budget['basis']})"
+
+
+def profile_section(budget: dict[str, Any] | None) -> str:
+    """analysis.md's "Profile and budget" section, from budget.json."""
+    if budget is None:
+        return "No budget.json: run `dcuopt open-iter` again."
+    inputs = budget.get("inputs") or {}
+    lines = [f"- profile of the current best: {budget['verdict']} (profile.json)",
+             f"- bound: {budget['bound']}; utilization {budget.get('utilization')}",
+             f"- budget (methods per axis): {budget_line(budget)}",
+             f"- inputs: time {inputs.get('time_s')} s, FLOPs {inputs.get('flops')}, bytes {inputs.get('bytes')}, "
+             f"arch {budget['arch']} ({budget['arch_from']})"]
+    lines += [f"- note: {note}" for note in budget.get("notes", [])]
+    if budget["budget"] is None or budget["verdict"] != "profiled":
+        lines.append("- State the evidence you used instead of the missing counters.")
+    return "\n".join(lines)
+
+
+def prepare_case(layout: RunLayout, state: dict[str, Any], index: int, record: dict[str, Any]) -> None:
+    """The iteration case itself: the frozen baseline copy, the generated ref.py and dims.json."""
     folder = layout.iteration(index)
     baseline = Path(record["baseline_file"])
     if sha256(baseline) != record["baseline_sha256"]:
@@ -119,18 +273,37 @@ def scaffold(layout: RunLayout, state: dict[str, Any], index: int, record: dict[
         existing.unlink()
     copy_fresh(baseline, folder / f"kernel{baseline.suffix}")
     write_generated(layout, state, index)
-    if not (folder / "methods.json").exists():
-        write_atomic(folder / "methods.json", json.dumps(methods.template(index), indent=2) + "\n")
+
+
+def scaffold(layout: RunLayout, state: dict[str, Any], index: int, record: dict[str, Any]) -> None:
+    """The iteration case, the templates (carrying the budget) and the branch folders; what exists is kept, except
+    a methods.json template with no method yet, which follows the current budget."""
+    prepare_case(layout, state, index, record)
+    folder = layout.iteration(index)
+    baseline = Path(record["baseline_file"])
+    budget = load_budget(folder)
+    if not has_methods(folder / "methods.json"):
+        write_atomic(folder / "methods.json", json.dumps(methods.template(index, f"Budget: {budget_line(budget)}"),
+                                                         indent=2) + "\n")
     if not (folder / "analysis.md").exists():
-        profile = record["profile"]
         write_atomic(folder / "analysis.md", ANALYSIS_TEMPLATE.format(
-            index=index, baseline=baseline, branches=state["branches"],
-            profile=f"Not collected: {profile['reason']}. State the evidence you used instead."))
+            index=index, baseline=baseline, branches=state["branches"], profile=profile_section(budget)))
     for k in range(1, state["branches"] + 1):
         branch = layout.branch(index, k)
         branch.mkdir(parents=True, exist_ok=True)
         if kernel_file(branch) is None:
             copy_fresh(baseline, branch / f"kernel{baseline.suffix}")
+
+
+def has_methods(path: Path) -> bool:
+    """Whether methods.json exists with something written into it (a template with no method does not count)."""
+    if not path.is_file():
+        return False
+    try:
+        document = json.loads(path.read_text())
+    except json.JSONDecodeError:
+        return True  # the user's broken file: close-iter reports it, open-iter never overwrites it
+    return not (isinstance(document, dict) and document.get("methods") == [])
 
 
 def write_generated(layout: RunLayout, state: dict[str, Any], index: int) -> None:

@@ -1,9 +1,13 @@
 """The `dcuopt` loop end to end on a CPU case: setup, open-iter, close-iter, finalize, each run twice.
 
-Fixture: tests/data/loop_rowsum (a serial row-sum baseline; iteration 1's methods.json and branches: b1 is
-several times faster, b2 is wrong). The commands run in this process (`main([...])`); each runs the harness in
-a pytest subprocess. A pytest.ini and a conftest.py registering the `ablation` observer sit at the top of the
-temporary tree, as in a project.
+Fixture: tests/data/loop_rowsum (a serial row-sum baseline; iteration 1's branches: b1 is several times faster,
+b2 is wrong). The commands run in this process (`main([...])`); each runs the harness in a pytest subprocess. A
+pytest.ini and a conftest.py registering the `ablation` observer sit at the top of the temporary tree, as in a
+project.
+
+open-iter profiles the current best with the `profile` marker (perf on the CPU). What that gives depends on the
+machine and is asserted as such: `profiled` where perf counts hardware events, else the marker's own
+"degraded: perf unavailable: ..." verdict (this project's VM has no PMU).
 """
 from __future__ import annotations
 
@@ -14,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from pytest_dcuopt.cli.main import main
+from pytest_dcuopt.profile.backends import PerfBackend
 from tests.conftest import DATA
 from tests.context import skip_if_no_gxx
 
@@ -30,6 +35,39 @@ def project(tmp_path: Path, shared_build_cache: Path) -> Path:
     (tmp_path / "pytest.ini").write_text("[pytest]\n")
     (tmp_path / "conftest.py").write_text(REGISTER)
     return tmp_path
+
+
+# The method registry has no placebo id: iteration 1's second method is a real id whose flag removes the fixture's
+# block that adds zero (-DDCUOPT_NO_PLACEBO), so its ablation must show no effect.
+UNROLL = {"id": "latency.ilp_unroll", "name": "Eight independent accumulators", "axis": "latency", "priority": 4,
+          "description": "Break the serial float add chain into eight partial sums.",
+          "ablation_flag": "-DDCUOPT_NO_UNROLL",
+          "skipped_higher": [{"id": i, "reason": "no_trigger"} for i in
+                             ("latency.waitcnt_pipeline", "latency.reduce_barrier",
+                              "latency.wavefront_shuffle_ds_bpermute")]}
+PLACEBO = {"id": "compute.launch_config_wave64", "name": "Placebo", "axis": "compute", "priority": 3,
+           "description": "Adds zero; its ablation must show no effect.", "ablation_flag": "-DDCUOPT_NO_PLACEBO",
+           "skipped_higher": [{"id": "compute.mmac_tensor_core", "reason": "feature_unavailable"},
+                              {"id": "compute.mixed_precision_fp8_bf8", "reason": "feature_unavailable"}]}
+COALESCE = {"id": "memory.coalesced_access", "name": "Nothing new", "axis": "memory", "priority": 1,
+            "description": "A slower and a wrong branch: no gain expected."}
+
+
+def expected_verdict() -> str:
+    """The profile marker's verdict for a perf profile on this machine (a prefix of it when degraded)."""
+    lacking = PerfBackend().hardware_verdict()
+    return "profiled" if lacking is None else "degraded: perf unavailable: hardware events"
+
+
+def assert_profiled_honestly(iteration: Path) -> dict:
+    """profile.json and budget.json of an opened iteration: the marker's verdict, no budget made up."""
+    profile = json.loads((iteration / "profile.json").read_text())
+    budget = json.loads((iteration / "budget.json").read_text())
+    assert profile["verdict"].startswith(expected_verdict()), profile["verdict"]
+    assert profile["profile"]["branch"] == "baseline" and profile["profile"]["tool"] == "perf stat"
+    assert budget["verdict"] == profile["verdict"]
+    assert (iteration / "profile_run" / "profile.json").is_file()
+    return budget
 
 
 def dcuopt(*argv: str) -> int:
@@ -61,9 +99,17 @@ def test_two_iteration_loop_is_idempotent_and_promotes_only_a_correct_faster_bra
 
     assert dcuopt("open-iter", run_dir) == 0
     iteration = run_dir / "iterv1"
-    shutil.copy(LOOP / "iter1" / "methods.json", iteration / "methods.json")
-    assert dcuopt("open-iter", run_dir) == 0  # again: fills gaps, keeps what was written
+    budget = assert_profiled_honestly(iteration)
+    # ref.py has no flops/bytes_moved and perf counts neither: the roofline cannot place the kernel, so no budget.
+    assert budget["budget"] is None and budget["bound"] == "unknown"
+    assert "no ceiling utilization could be computed" in budget["reason"]
+    assert "none (the roofline could not place the kernel" in json.loads(
+        (iteration / "methods.json").read_text())["$comment"]
+    assert state_of(run_dir)["iterations"]["1"]["profile"]["budget"] is None
+    (iteration / "methods.json").write_text(json.dumps({"iter": 1, "methods": [UNROLL, PLACEBO]}))
+    assert dcuopt("open-iter", run_dir) == 0  # again: fills gaps, keeps what was written (and the profile)
     assert json.loads((iteration / "methods.json").read_text())["methods"][0]["id"] == "latency.ilp_unroll"
+    assert json.loads((iteration / "budget.json").read_text())["created_at"] == budget["created_at"]
     assert (iteration / "branches" / "b2" / "kernel.cpp").read_text() == (case / "kernel.cpp").read_text()
     for branch in ("b1", "b2"):
         shutil.copy(LOOP / "iter1" / branch / "kernel.cpp", iteration / "branches" / branch / "kernel.cpp")
@@ -78,16 +124,22 @@ def test_two_iteration_loop_is_idempotent_and_promotes_only_a_correct_faster_bra
         assert entry["speedup_interval"][0] > 1.2  # beyond noise by a wide margin
         assert entry["branches"]["b2"]["correct"] is False
         assert Path(state["best_file"]) == iteration / "champion" / "kernel.cpp"
-        assert [m["id"] for m in state["selected_methods"]] == ["latency.ilp_unroll", "noop.placebo"]
+        assert [m["id"] for m in state["selected_methods"]] == ["latency.ilp_unroll", "compute.launch_config_wave64"]
         assert [m["id"] for m in state["effective_methods"]] == ["latency.ilp_unroll"]
-        assert [m["id"] for m in state["ineffective_methods"]] == ["noop.placebo"]
+        assert [m["id"] for m in state["ineffective_methods"]] == ["compute.launch_config_wave64"]
+        assert state["iterations"]["1"]["validation_notes"][0].startswith("[budget] not applied")
 
     assert dcuopt("open-iter", run_dir) == 0
     second_iteration = run_dir / "iterv2"
     assert (second_iteration / "kernel.cpp").read_text() == (LOOP / "iter1" / "b1" / "kernel.cpp").read_text()
-    methods = {"iter": 2, "methods": [{"id": "memory.prefetch", "name": "Nothing new", "axis": "memory",
-                                       "description": "A slower and a wrong branch: no gain expected."}]}
-    (second_iteration / "methods.json").write_text(json.dumps(methods))
+    assert_profiled_honestly(second_iteration)
+    # The bound is still unknown, so a method iteration 1 tried is not selectable again (the registry's history rule).
+    (second_iteration / "methods.json").write_text(json.dumps({"iter": 2, "methods": [UNROLL]}))
+    capsys.readouterr()
+    assert dcuopt("close-iter", run_dir) == 2
+    assert "[history] latency.ilp_unroll was tried in iteration 1" in capsys.readouterr().err
+    assert not (second_iteration / "pytest").exists()
+    (second_iteration / "methods.json").write_text(json.dumps({"iter": 2, "methods": [COALESCE]}))
     # b1: the serial first baseline, several times slower than the unrolled best; b2: wrong (drops the last column).
     # Neither may replace the best, whatever the machine's noise (the test asserts no timing beyond that margin).
     (second_iteration / "branches" / "b1" / "kernel.cpp").write_text((case / "kernel.cpp").read_text())
@@ -98,7 +150,8 @@ def test_two_iteration_loop_is_idempotent_and_promotes_only_a_correct_faster_bra
     assert [h["status"] for h in final["history"]] == ["improved", "no_gain"]
     assert Path(final["best_file"]) == iteration / "champion" / "kernel.cpp"  # slower or wrong never replaces it
     assert final["history"][1]["branches"]["b2"]["correct"] is False
-    assert [m["id"] for m in final["ineffective_methods"]] == ["noop.placebo", "memory.prefetch"]
+    assert [m["id"] for m in final["ineffective_methods"]] == ["compute.launch_config_wave64",
+                                                               "memory.coalesced_access"]
 
     assert dcuopt("finalize", run_dir) == 0
     summary = (run_dir / "summary.md").read_text()
@@ -127,14 +180,33 @@ def test_setup_refuses_a_wrong_baseline_and_names_the_failure(project, shared_bu
 
 
 @skip_if_no_gxx
-def test_close_iter_with_invalid_methods_runs_nothing(project, shared_build_cache, capsys) -> None:
+def test_timing_budget_and_close_iter_with_invalid_methods_runs_nothing(project, shared_build_cache, capsys) -> None:
     case = project / "rowsum"
+    with (case / "ref.py").open("a") as ref:  # a workload model: the roofline can place the kernel by its time
+        ref.write("\n\ndef bytes_moved(M, K):\n    return 4 * M * K + 4 * M\n")
     run_dir = project / "run"
     assert dcuopt("setup", case, "--run-dir", run_dir, "--branches", 1,
                   "--pytest-args", HARNESS_ARGS.format(cache=shared_build_cache)) == 0
     assert dcuopt("open-iter", run_dir) == 0
+    iteration = run_dir / "iterv1"
+    budget = assert_profiled_honestly(iteration)
+    counts = budget["budget"]
+    assert budget["bound"] in ("memory", "latency") and counts["compute"] == 0  # the CPU has no compute ceiling
+    assert budget["inputs"]["bytes_from"] == "ref.py bytes_moved(dims)"
+    assert budget["total"] == sum(counts.values()) and (budget["total"] > 0 or budget["stop"])
+    if budget["verdict"] != "profiled":
+        assert budget["basis"].startswith("timing only, the profiler's counters are unavailable (perf stat degraded)")
+    line = f"compute 0, memory {counts['memory']}, latency {counts['latency']}"
+    assert line in json.loads((iteration / "methods.json").read_text())["$comment"]
+    assert line in (iteration / "analysis.md").read_text()
     capsys.readouterr()
     assert dcuopt("close-iter", run_dir) == 2  # the template has no methods yet
     assert "methods: [] should be non-empty" in capsys.readouterr().err
-    assert not (run_dir / "iterv1" / "pytest").exists()
+    too_many = [dict(UNROLL, id=f"latency.{i}", priority=p, skipped_higher=[]) for p, i in
+                enumerate(("waitcnt_pipeline", "reduce_barrier", "wavefront_shuffle_ds_bpermute"), 1)]
+    (iteration / "methods.json").write_text(json.dumps({"iter": 1, "methods": [
+        {**m, "ablation_flag": f"-DNO_{k}"} for k, m in enumerate(too_many)]}))
+    assert dcuopt("close-iter", run_dir) == 2  # three latency methods: at most 2 per axis, never all 3
+    assert f"[budget] 3 latency method(s) selected, the axis budget is {counts['latency']}" in capsys.readouterr().err
+    assert not (iteration / "pytest").exists()
     assert state_of(run_dir)["history"] == []

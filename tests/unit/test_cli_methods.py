@@ -1,13 +1,20 @@
-"""methods.json validation (pytest_dcuopt/cli/methods.py and its packaged schema)."""
+"""methods.json validation (pytest_dcuopt/cli/methods.py, its packaged schema, then the method registry's rules)."""
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
 from pytest_dcuopt.cli import methods
+from pytest_dcuopt.profile.methods import Tried
 
-UNROLL = {"id": "latency.ilp_unroll", "name": "Unroll", "axis": "latency", "description": "eight accumulators",
-          "ablation_flag": "-DDCUOPT_NO_UNROLL"}
+SKIP_HIGHER_LATENCY = [{"id": i, "reason": "no_trigger"} for i in
+                       ("latency.waitcnt_pipeline", "latency.reduce_barrier", "latency.wavefront_shuffle_ds_bpermute")]
+UNROLL = {"id": "latency.ilp_unroll", "name": "Unroll", "axis": "latency", "priority": 4,
+          "description": "eight accumulators", "ablation_flag": "-DDCUOPT_NO_UNROLL",
+          "skipped_higher": SKIP_HIGHER_LATENCY}
+COALESCE = {"id": "memory.coalesced_access", "name": "Coalesce", "axis": "memory", "priority": 1,
+            "description": "unit-stride rows", "ablation_flag": "-DDCUOPT_NO_COALESCE"}
+ONE_LATENCY = {"compute": 0, "memory": 0, "latency": 1}
 
 
 def write(tmp_path: Path, document: object) -> Path:
@@ -16,43 +23,81 @@ def write(tmp_path: Path, document: object) -> Path:
     return path
 
 
-def test_a_complete_methods_file_is_valid(tmp_path: Path) -> None:
-    assert methods.validate(write(tmp_path, {"iter": 2, "methods": [UNROLL]}), 2, []) == []
+def selection(index: int, budget: dict[str, int] | None = None, bound: str = "latency",
+              history: tuple[Tried, ...] = ()) -> methods.Selection:
+    return methods.Selection(index, budget, bound, None, None, "" if budget else "no roofline (test)", history)
 
 
-def test_the_template_is_rejected_until_methods_are_filled_in(tmp_path: Path) -> None:
-    problems = methods.validate(write(tmp_path, methods.template(1)), 1, [])
-    assert len(problems) == 1 and "methods: [] should be non-empty" in problems[0]
+def test_a_complete_methods_file_within_its_budget_is_valid(tmp_path: Path) -> None:
+    result = methods.validate(write(tmp_path, {"iter": 2, "methods": [UNROLL]}), selection(2, ONE_LATENCY))
+    assert result.problems == [] and result.notes == []
+
+
+def test_the_template_carries_the_budget_and_is_rejected_until_methods_are_filled_in(tmp_path: Path) -> None:
+    document = methods.template(1, "Budget: compute 0, memory 1, latency 2")
+    assert document["$comment"].startswith("Budget: compute 0, memory 1, latency 2")
+    problems = methods.validate(write(tmp_path, document), selection(1, ONE_LATENCY)).problems
+    assert len(problems) == 1 and "[schema]" in problems[0] and "methods: [] should be non-empty" in problems[0]
 
 
 def test_schema_errors_name_the_field(tmp_path: Path) -> None:
     bad = {**UNROLL, "axis": "speed", "ablation_flag": "DCUOPT_NO_UNROLL"}
-    problems = methods.validate(write(tmp_path, {"iter": 1, "methods": [bad]}), 1, [])
+    problems = methods.validate(write(tmp_path, {"iter": 1, "methods": [bad]}), selection(1, ONE_LATENCY)).problems
     assert any("methods/0/axis" in p and "'speed'" in p for p in problems), problems
     assert any("methods/0/ablation_flag" in p for p in problems), problems
 
 
-def test_loop_rules_wrong_iteration_duplicates_and_retries(tmp_path: Path) -> None:
+def test_loop_rules_wrong_iteration_and_shared_flags_and_registry_duplicates(tmp_path: Path) -> None:
     twice = {"iter": 3, "methods": [UNROLL, UNROLL]}
-    problems = methods.validate(write(tmp_path, twice), 2, [{"id": "latency.ilp_unroll", "iter": 1}])
-    assert any("iter is 3, but this is iteration 2" in p for p in problems)
-    assert any("listed 2 times" in p for p in problems)
-    assert any("given to 2 methods" in p for p in problems)
-    assert any("already tried in iteration 1" in p and "retry_reason" in p for p in problems)
+    problems = methods.validate(write(tmp_path, twice), selection(2, {"compute": 0, "memory": 0, "latency": 2}))
+    assert any(p.startswith("[iter]") and "iter is 3, but this is iteration 2" in p for p in problems.problems)
+    assert any(p.startswith("[ablation_flag]") and "given to 2 methods" in p for p in problems.problems)
+    assert any("[duplicate] latency.ilp_unroll is selected 2 times" in p for p in problems.problems)
 
 
-def test_a_retry_reason_makes_an_earlier_method_selectable_again(tmp_path: Path) -> None:
-    retried = {**UNROLL, "retry_reason": "the bottleneck moved from memory to latency"}
-    path = write(tmp_path, {"iter": 2, "methods": [retried]})
-    assert methods.validate(path, 2, [{"id": "latency.ilp_unroll", "iter": 1}]) == []
+def test_more_methods_than_the_budget_are_rejected_by_the_budget_rule(tmp_path: Path) -> None:
+    path = write(tmp_path, {"iter": 1, "methods": [UNROLL, COALESCE]})
+    problems = methods.validate(path, selection(1, ONE_LATENCY)).problems
+    assert problems == [f"{path}: [budget] 1 memory method(s) selected, the axis budget is 0 (budget "
+                        "{'compute': 0, 'memory': 0, 'latency': 1}, total 1)"]
+
+
+def test_without_a_budget_the_budget_rule_is_not_applied_and_that_is_said(tmp_path: Path) -> None:
+    result = methods.validate(write(tmp_path, {"iter": 1, "methods": [UNROLL, COALESCE]}), selection(1, None))
+    assert result.problems == []
+    assert result.notes == ["[budget] not applied: open-iter derived no budget for iteration 1 (no roofline (test))"]
+
+
+def test_a_method_tried_at_the_same_bound_is_rejected_and_selectable_once_the_bound_changed(tmp_path: Path) -> None:
+    path = write(tmp_path, {"iter": 2, "methods": [UNROLL]})
+    same = methods.validate(path, selection(2, ONE_LATENCY, "latency", (Tried("latency.ilp_unroll", "latency", 1),)))
+    assert len(same.problems) == 1 and "[history] latency.ilp_unroll was tried in iteration 1" in same.problems[0]
+    moved = methods.validate(path, selection(2, ONE_LATENCY, "latency", (Tried("latency.ilp_unroll", "memory", 1),)))
+    assert moved.problems == []
+
+
+def test_the_loop_only_keys_are_removed_before_the_registry_sees_the_document() -> None:
+    view = methods.registry_view({"$comment": "x", "iter": 1, "methods": [UNROLL]})
+    assert "$comment" not in view and "ablation_flag" not in view["methods"][0]
+    assert view["methods"][0]["id"] == "latency.ilp_unroll"
+
+
+def test_an_id_outside_the_registry_is_rejected_with_its_rule(tmp_path: Path) -> None:
+    placebo = {"id": "latency.placebo", "name": "Placebo", "axis": "latency", "priority": 9, "description": "zero"}
+    problems = methods.validate(write(tmp_path, {"iter": 1, "methods": [placebo]}), selection(1, ONE_LATENCY)).problems
+    assert any("[unknown_id] latency.placebo is not in the method registry" in p for p in problems), problems
+
+
+def test_history_carries_the_bound_each_method_was_tried_at() -> None:
+    state = {"selected_methods": [{"id": "latency.ilp_unroll", "iter": 1, "bound": "latency"},
+                                  {"id": "memory.coalesced_access", "iter": 2, "bound": None},
+                                  {"id": "latency.reduce_barrier", "iter": 3}],
+             "iterations": {"2": {"profile": {"bound": "memory"}}}}
+    assert methods.history_of(state, 3) == [Tried("latency.ilp_unroll", "latency", 1),
+                                            Tried("memory.coalesced_access", "memory", 2)]
 
 
 def test_missing_and_broken_files_are_problems_not_exceptions(tmp_path: Path) -> None:
-    assert "is missing" in methods.validate(tmp_path / "methods.json", 1, [])[0]
+    assert "is missing" in methods.validate(tmp_path / "methods.json", selection(1)).problems[0]
     (tmp_path / "methods.json").write_text("{")
-    assert "is not valid JSON" in methods.validate(tmp_path / "methods.json", 1, [])[0]
-
-
-def test_registry_notes_name_methods_without_isa_signatures() -> None:
-    notes = methods.registry_notes({"methods": [UNROLL, {**UNROLL, "id": "noop.placebo"}]})
-    assert notes == ["method 'noop.placebo' is not in the ISA signature registry: its ISA cannot be checked"]
+    assert "is not valid JSON" in methods.validate(tmp_path / "methods.json", selection(1)).problems[0]
