@@ -10,6 +10,8 @@ quote the bad key); see docs/isa.md. Reading marks from ref.py: `case.marks.read
 """
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 CASE_MARKER = "dcuopt"
@@ -34,3 +36,15 @@ MARKERS: dict[str, str] = {
 def register(config: pytest.Config) -> None:
     for line in MARKERS.values():
         config.addinivalue_line("markers", line)
+
+
+def keyword_only(mark: str, args: tuple[Any, ...], origin: str, example: str, error: type[Exception]) -> str:
+    """` (origin)`, how messages about the mark say where it was declared ('' without an origin).
+
+    Raises `error` when the mark was given positional arguments: dcuopt's marks take keywords only, and `example`
+    shows the caller how to write one.
+    """
+    where = f" ({origin})" if origin else ""
+    if args:
+        raise error(f"{mark} mark{where} takes keyword arguments only, got positional {args!r}; write e.g. {example}")
+    return where

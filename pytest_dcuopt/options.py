@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,6 +39,8 @@ COMPARE_FLOOR_OPTION = "--dcuopt-compare-floor-us"
 COMPARE_RETRIES_OPTION = "--dcuopt-compare-retries"
 DEVICES_OPTION = "--dcuopt-devices"
 NO_HOST_LOCK_OPTION = "--dcuopt-no-host-lock"
+SIDE_FIGURES_OPTION = "--dcuopt-side-figures"
+BUILD_JOBS_OPTION = "--dcuopt-build-jobs"
 
 HOME_NAME = ".dcuopt"  # runs/, build-cache/ and logs/ go in here
 DEFAULT_RUN_ROOT = f"{HOME_NAME}/runs"
@@ -108,6 +112,45 @@ def parse_backends(text: str) -> tuple[str, ...]:
     return names
 
 
+@dataclass(frozen=True)
+class NumberOption:
+    """An option that takes one number, checked by `parse`; `help` ends with the default as --help shows it."""
+
+    name: str
+    metavar: str
+    parse: Callable[[str], float | int]
+    default: float | int
+    help: str
+
+    def add_to(self, group: pytest.OptionGroup, section: str) -> None:
+        group.addoption(self.name, metavar=self.metavar, type=self.parse, default=self.default,
+                        help=f"{section}: {self.help}")
+
+
+# The sampling rules (TimingPolicy) and the A/B rounds, in the order --help lists them.
+TIMING_NUMBERS = (
+    NumberOption(MIN_SAMPLES_OPTION, "N", parse_positive_int, 10, "minimum samples per branch. Default: 10"),
+    NumberOption(MAX_TIME_OPTION, "SECONDS", parse_positive_float, 2.0,
+                 "cap on sampling time per branch. Default: 2.0"),
+    NumberOption(WARMUP_OPTION, "SECONDS", parse_positive_float, 0.05, "warm-up time before sampling. Default: 0.05"),
+    NumberOption(NOISE_OPTION, "FRACTION", parse_fraction, 0.01,
+                 "stop sampling once the median's 95%% CI half-width is below this fraction of the median. "
+                 "Default: 0.01"),
+    NumberOption(INTERLEAVE_OPTION, "ROUNDS", int, 4,
+                 "after timing a branch, time it against the baseline in this many alternating rounds so drift "
+                 "cancels; speedups and the champion use these A/B figures. 0 turns it off. Default: 4"),
+)
+# The gate's rule (--dcuopt-compare), in the order --help lists them.
+GATE_NUMBERS = (
+    NumberOption(COMPARE_THRESHOLD_OPTION, "FRACTION", parse_fraction, 0.05,
+                 "smallest relative change called SLOW or FAST. Default: 0.05 (5%%)"),
+    NumberOption(COMPARE_FLOOR_OPTION, "US", parse_non_negative_float, 1.0,
+                 "smallest absolute change called SLOW or FAST, in microseconds. Default: 1"),
+    NumberOption(COMPARE_RETRIES_OPTION, "N", parse_non_negative_int, 2,
+                 "re-measurements of an AMBIGUOUS branch before it is reported (without failing). Default: 2"),
+)
+
+
 def add_options(parser: pytest.Parser) -> None:
     group = parser.getgroup("dcuopt", "kernel correctness and benchmarks (pytest_dcuopt)")
     group.addoption(TOOLCHAIN_OPTION, DEPRECATED_BACKEND_OPTION, dest="dcuopt_toolchain", metavar="NAMES",
@@ -137,19 +180,8 @@ def add_options(parser: pytest.Parser) -> None:
                     help="Replay one correctness example with these dims (e.g. from a failure report). Default: none")
     group.addoption(SEED_OPTION, metavar="INT", type=int, default=None,
                     help="Seed of the replayed example (with --dcuopt-dims). Default: 0")
-    group.addoption(MIN_SAMPLES_OPTION, metavar="N", type=parse_positive_int, default=10,
-                    help="Timing: minimum samples per branch. Default: 10")
-    group.addoption(MAX_TIME_OPTION, metavar="SECONDS", type=parse_positive_float, default=2.0,
-                    help="Timing: cap on sampling time per branch. Default: 2.0")
-    group.addoption(WARMUP_OPTION, metavar="SECONDS", type=parse_positive_float, default=0.05,
-                    help="Timing: warm-up time before sampling. Default: 0.05")
-    group.addoption(NOISE_OPTION, metavar="FRACTION", type=parse_fraction, default=0.01,
-                    help="Timing: stop sampling once the median's 95%% CI half-width is below this fraction of the "
-                         "median. Default: 0.01")
-    group.addoption(INTERLEAVE_OPTION, metavar="ROUNDS", type=int, default=4,
-                    help="Timing: after timing a branch, time it against the baseline in this many alternating "
-                         "rounds so drift cancels; speedups and the champion use these A/B figures. 0 turns it off. "
-                         "Default: 4")
+    for option in TIMING_NUMBERS:
+        option.add_to(group, "Timing")
     group.addoption(HOT_OPTION, action="store_true", default=False,
                     help="Timing: do not flush caches before each sample (hot/back-to-back numbers). Default: cold")
     group.addoption(L2_FLUSH_OPTION, choices=("read", "write", "none"), default="",
@@ -164,13 +196,8 @@ def add_options(parser: pytest.Parser) -> None:
                     help="Gate against an earlier run: its state.json, its run directory, or `latest` (the newest run "
                          "beside this one's). Per branch FAST/SAME/SLOW/AMBIGUOUS; SLOW fails the benchmark test, a "
                          "correctness or ISA regression fails its test (docs/gating.md). Default: no gate")
-    group.addoption(COMPARE_THRESHOLD_OPTION, metavar="FRACTION", type=parse_fraction, default=0.05,
-                    help="Gate: smallest relative change called SLOW or FAST. Default: 0.05 (5%%)")
-    group.addoption(COMPARE_FLOOR_OPTION, metavar="US", type=parse_non_negative_float, default=1.0,
-                    help="Gate: smallest absolute change called SLOW or FAST, in microseconds. Default: 1")
-    group.addoption(COMPARE_RETRIES_OPTION, metavar="N", type=parse_non_negative_int, default=2,
-                    help="Gate: re-measurements of an AMBIGUOUS branch before it is reported (without failing). "
-                         "Default: 2")
+    for option in GATE_NUMBERS:
+        option.add_to(group, "Gate")
     group.addoption(DEVICES_OPTION, metavar="LIST", type=parse_devices, default=(),
                     help="GPUs to pin kernel workers to, e.g. 0,1: xdist worker gwN uses the N-th (round robin), "
                          "set in the kernel worker's CUDA_VISIBLE_DEVICES / HIP_VISIBLE_DEVICES before its runtime "
@@ -179,6 +206,13 @@ def add_options(parser: pytest.Parser) -> None:
     group.addoption(NO_HOST_LOCK_OPTION, action="store_true", default=False,
                     help="CPU timing: do not hold the host's timing lock (shared by xdist workers and other pytest "
                          "sessions), so CPU branches may be timed concurrently. Default: hold it")
+    group.addoption(SIDE_FIGURES_OPTION, action="store_true", default=False,
+                    help="GPU timing: also measure the side figures (hot and hot-rotated samples, the original "
+                         "method's number, the launch overhead), which cost time every branch; interleaved A/B rounds "
+                         "never take them. Default: off (recorded as absent, with the reason)")
+    group.addoption(BUILD_JOBS_OPTION, metavar="N", type=parse_non_negative_int, default=os.cpu_count() or 1,
+                    help="Build every selected branch this many at a time before the first test (0: build each "
+                         "branch in its first test instead). Default: the number of CPUs (os.cpu_count())")
 
 
 @dataclass(frozen=True)
@@ -202,6 +236,7 @@ class Options:
     compare_retries: int = 2
     devices: tuple[str, ...] = ()
     host_lock: bool = True
+    build_jobs: int = 1  # --dcuopt-build-jobs: parallel builds before the first test (0: none)
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> Options:
@@ -215,7 +250,7 @@ class Options:
         policy = TimingPolicy(warmup_s=get(WARMUP_OPTION), min_samples=get(MIN_SAMPLES_OPTION),
                               target_rel_spread=get(NOISE_OPTION), max_time_s=get(MAX_TIME_OPTION),
                               cold=not get(HOT_OPTION), l2_flush=get(L2_FLUSH_OPTION),
-                              event_offset=get(EVENT_OFFSET_OPTION))
+                              event_offset=get(EVENT_OFFSET_OPTION), side_figures=get(SIDE_FIGURES_OPTION))
         return cls(
             backends=get("dcuopt_toolchain"), arch=get(ARCH_OPTION), extra_flags=tuple(get(FLAGS_OPTION).split()),
             run_dir=run_dir.resolve(),
@@ -225,7 +260,7 @@ class Options:
             policy=policy, interleave_rounds=max(0, get(INTERLEAVE_OPTION)),
             compare=get(COMPARE_OPTION), compare_threshold=get(COMPARE_THRESHOLD_OPTION),
             compare_floor_us=get(COMPARE_FLOOR_OPTION), compare_retries=get(COMPARE_RETRIES_OPTION),
-            devices=get(DEVICES_OPTION), host_lock=not get(NO_HOST_LOCK_OPTION),
+            devices=get(DEVICES_OPTION), host_lock=not get(NO_HOST_LOCK_OPTION), build_jobs=get(BUILD_JOBS_OPTION),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -235,7 +270,7 @@ class Options:
                 "cache_dir": str(self.cache_dir), "compare": self.compare,
                 "compare_rule": {"threshold": self.compare_threshold, "floor_us": self.compare_floor_us,
                                  "retries": self.compare_retries},
-                "devices": list(self.devices), "host_lock": self.host_lock}
+                "devices": list(self.devices), "host_lock": self.host_lock, "build_jobs": self.build_jobs}
 
 
 def default_home(config: pytest.Config) -> Path:

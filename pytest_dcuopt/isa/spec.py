@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import DcuOptError
+from ..markers import ISA_MARKER, keyword_only
 from .model import FAMILIES, FAMILY_COVERS
 
 BOUNDS: dict[str, str] = {  # bound -> ResourceUsage field
@@ -55,10 +56,7 @@ class IsaSpec:
 
     @classmethod
     def from_kwargs(cls, kwargs: Mapping[str, Any], args: tuple[Any, ...] = (), origin: str = "") -> IsaSpec:
-        where = f" ({origin})" if origin else ""
-        if args:
-            raise IsaMarkError(f"isa mark{where} takes keyword arguments only, got positional {args!r}; write e.g. "
-                               "isa(require=['global_load_dwordx4'])")
+        where = keyword_only(ISA_MARKER, args, origin, "isa(require=['global_load_dwordx4'])", IsaMarkError)
         unknown = [k for k in kwargs if k not in ALLOWED]
         if unknown:
             raise IsaMarkError(f"isa mark{where} can't have {unknown[0]!r} keyword argument; "

@@ -15,10 +15,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-if TYPE_CHECKING:
-    import pytest
+import pytest
 
-    from ..toolchains.base import Availability, Toolchain
+from ..errors import ToolchainUnavailable
+
+if TYPE_CHECKING:
+    from ..toolchains.base import Artifact, Availability, Toolchain
     from ..variant import Variant
 
 
@@ -45,3 +47,25 @@ class Observer(Protocol):
 
     def write_report(self, path: Path, entries: Sequence[Mapping[str, Any]], header: Mapping[str, Any]) -> None:
         """Write the collected entries of this run."""
+
+
+def built_artifact(context: ObserverContext, variant: Variant, *, runs_kernel: bool) -> Artifact:
+    """The variant's artifact, built (or taken from the cache) for an observer's test.
+
+    Skips when the toolchain cannot build here, or cannot run kernels here when the observer `runs_kernel`;
+    skips when resolving finds the toolchain unavailable; fails with the branch's setup error (a build error).
+    """
+    toolchain = variant.toolchain
+    availability = context.availability(toolchain.name)
+    if runs_kernel and not availability.can_run:
+        pytest.skip(f"{toolchain.name} toolchain cannot run kernels here: {availability.reason}")
+    if not runs_kernel and not availability.can_build:
+        pytest.skip(f"{toolchain.name} toolchain cannot build here: {availability.reason}")
+    try:
+        context.resolve(variant)
+    except ToolchainUnavailable as exc:
+        pytest.skip(f"{toolchain.name}: {exc}")
+    if variant.setup_error is not None:
+        pytest.fail(str(variant.setup_error), pytrace=False)
+    assert variant.artifact is not None
+    return variant.artifact

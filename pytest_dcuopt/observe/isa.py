@@ -15,12 +15,13 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from ..errors import DcuOptError, ToolchainUnavailable
+from ..errors import DcuOptError
 from ..isa.checks import FAIL, INCONCLUSIVE, PASS, Verdict, evaluate
 from ..isa.model import FAMILY_COVERS, IsaDump
 from ..isa.spec import IsaMarkError, IsaSpec
 from ..isa.symbols import demangle
 from ..markers import ISA_MARKER
+from . import built_artifact
 
 if TYPE_CHECKING:
     from ..toolchains.base import Artifact, Toolchain
@@ -76,18 +77,8 @@ def could_apply(mark: pytest.Mark, families: tuple[str, ...]) -> bool:
 
 
 def run_isa_test(context: ObserverContext, variant: Variant, specs: Sequence[IsaSpec], nodeid: str) -> None:
-    toolchain = variant.toolchain
-    availability = context.availability(toolchain.name)
-    if not availability.can_build:
-        pytest.skip(f"{toolchain.name} toolchain cannot build here: {availability.reason}")
-    try:
-        context.resolve(variant)
-    except ToolchainUnavailable as exc:
-        pytest.skip(f"{toolchain.name}: {exc}")
-    if variant.setup_error is not None:
-        pytest.fail(str(variant.setup_error), pytrace=False)
-    assert variant.artifact is not None
-    dump = collect_dump(toolchain, variant.artifact)
+    artifact = built_artifact(context, variant, runs_kernel=False)
+    dump = collect_dump(variant.toolchain, artifact)
     verdicts, skipped = judge(specs, dump, variant.label)
     context.add_report(IsaObserver.name, report_entry(variant, nodeid, verdicts, skipped, dump))
     variant.record.isa = record_summary(verdicts, skipped, dump)

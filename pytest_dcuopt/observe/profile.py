@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from ..case.reference import call_with_declared_dims
-from ..errors import ToolchainUnavailable
 from ..markers import PROFILE_MARKER
 from ..profile.backends import Collected, ProfileBackend, ProfileJob, backend_for, profiled_toolchains
 from ..profile.kernels import KernelFilter, select_rows
@@ -31,6 +30,7 @@ from ..profile.metrics import derive, metric_set, rank_metrics
 from ..profile.roofline import ceilings_for, classify
 from ..profile.spec import ProfileMarkError, ProfileSpec, merge_specs
 from ..toolchains.binding import BindSpec
+from . import built_artifact
 from .isa import collect_dump
 
 if TYPE_CHECKING:
@@ -76,17 +76,9 @@ class ProfileObserver:
 
     def profile(self, context: ObserverContext, variant: Variant, spec: ProfileSpec, nodeid: str) -> dict[str, Any]:
         toolchain = variant.toolchain
-        availability = context.availability(toolchain.name)
-        if not availability.can_run:
-            pytest.skip(f"{toolchain.name} toolchain cannot run kernels here: {availability.reason}")
-        try:
-            context.resolve(variant)
-        except ToolchainUnavailable as exc:
-            pytest.skip(f"{toolchain.name}: {exc}")
-        if variant.setup_error is not None:
-            pytest.fail(str(variant.setup_error), pytrace=False)
-        assert variant.artifact is not None and variant.reference is not None
-        dump = collect_dump(toolchain, variant.artifact)
+        artifact = built_artifact(context, variant, runs_kernel=True)
+        assert variant.reference is not None
+        dump = collect_dump(toolchain, artifact)
         backend = backend_for(toolchain.name, dump.family)
         if backend is None:
             pytest.skip(f"no profiler backend for toolchain {toolchain.name!r} with ISA family {dump.family!r}")

@@ -74,6 +74,30 @@ def _read(path: Path) -> str | None:
     return path.read_text(errors="replace") if path.is_file() and path.stat().st_size > 0 else None
 
 
+@dataclass(frozen=True)
+class OnPath:
+    """What a backend needs installed: one of `commands` on PATH; `otherwise` says what is missing and where to look."""
+
+    commands: tuple[str, ...]
+    otherwise: str
+
+    def missing(self) -> str | None:
+        return None if any(which(command) for command in self.commands) else self.otherwise
+
+
+class _RequestFreeBackend:
+    """A backend whose tool only has to be on PATH (`requires`) and whose profiled range needs nothing in the target's
+    request: the profiler API brackets the call, or the tool records the whole process."""
+
+    requires: OnPath
+
+    def missing(self) -> str | None:
+        return self.requires.missing()
+
+    def range_request(self, workdir: Path) -> dict[str, Any]:
+        return {}
+
+
 # ----- CPU: perf stat ---------------------------------------------------------------------------------------
 class PerfBackend:
     name = "perf"
@@ -138,16 +162,11 @@ class PerfBackend:
 
 
 # ----- NVIDIA: Nsight Compute -------------------------------------------------------------------------------
-class NcuBackend:
+class NcuBackend(_RequestFreeBackend):
     name = "ncu"
     tool = "ncu"
     range_kind = RANGE_PROFILER_API
-
-    def missing(self) -> str | None:
-        return None if which("ncu") else "ncu (Nsight Compute) is not on PATH"
-
-    def range_request(self, workdir: Path) -> dict[str, Any]:
-        return {}
+    requires = OnPath(("ncu",), "ncu (Nsight Compute) is not on PATH")
 
     def collect(self, job: ProfileJob) -> Collected:
         report = job.workdir / "ncu"
@@ -179,16 +198,11 @@ class NcuBackend:
 
 
 # ----- Hygon DCU: hipprof -----------------------------------------------------------------------------------
-class HipprofBackend:
+class HipprofBackend(_RequestFreeBackend):
     name = "hipprof"
     tool = "hipprof"
     range_kind = RANGE_NONE
-
-    def missing(self) -> str | None:
-        return None if which("hipprof") else "hipprof (DTK) is not on PATH (e.g. /opt/dtk/bin)"
-
-    def range_request(self, workdir: Path) -> dict[str, Any]:
-        return {}
+    requires = OnPath(("hipprof",), "hipprof (DTK) is not on PATH (e.g. /opt/dtk/bin)")
 
     def _group(self, job: ProfileJob, flag: str, label: str) -> tuple[ToolResult, Path]:
         prefix = job.workdir / label
@@ -252,16 +266,11 @@ ROCM_COUNTERS = ("SQ_WAVES", "SQ_INSTS_VALU", "SQ_INSTS_LDS", "SQ_LDS_BANK_CONFL
                  "TCC_HIT_sum", "TCC_MISS_sum", "TCC_EA_RDREQ_sum", "TCC_EA_WRREQ_sum")
 
 
-class RocprofBackend:
+class RocprofBackend(_RequestFreeBackend):
     name = "rocprof"
     tool = "rocprofv3 / rocprof"
     range_kind = RANGE_NONE
-
-    def missing(self) -> str | None:
-        return None if which("rocprofv3") or which("rocprof") else "neither rocprofv3 nor rocprof is on PATH"
-
-    def range_request(self, workdir: Path) -> dict[str, Any]:
-        return {}
+    requires = OnPath(("rocprofv3", "rocprof"), "neither rocprofv3 nor rocprof is on PATH")
 
     def collect(self, job: ProfileJob) -> Collected:
         counters = list(dict.fromkeys((*ROCM_COUNTERS, *job.metrics)))

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import DcuOptError
+from ..markers import PROFILE_MARKER, keyword_only
 
 ALLOWED: tuple[str, ...] = ("metrics", "sections", "sqtt", "dims", "precision", "timeout_s", "reason")
 PRECISIONS: tuple[str, ...] = ("fp32", "fp64", "fp32_matrix", "tf32_matrix", "fp16_matrix", "bf16_matrix",
@@ -41,10 +42,8 @@ class ProfileSpec:
 
     @classmethod
     def from_kwargs(cls, kwargs: Mapping[str, Any], args: tuple[Any, ...] = (), origin: str = "") -> ProfileSpec:
-        where = f" ({origin})" if origin else ""
-        if args:
-            raise ProfileMarkError(f"profile mark{where} takes keyword arguments only, got positional {args!r}; write "
-                                   "e.g. profile(metrics=['dram__bytes_read.sum'])")
+        where = keyword_only(PROFILE_MARKER, args, origin, "profile(metrics=['dram__bytes_read.sum'])",
+                             ProfileMarkError)
         unknown = sorted(set(kwargs) - set(ALLOWED))
         if unknown:
             raise ProfileMarkError(f"profile mark{where}: unknown keyword(s) {unknown}; allowed: {', '.join(ALLOWED)}")

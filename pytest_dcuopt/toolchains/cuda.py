@@ -46,7 +46,7 @@ from .hip_nvidia import (
     find_hip_headers,
     missing_reason,
 )
-from .probe import python_probe
+from .probe import IMPORT_TORCH, python_probe
 from .torch_runtime import ErrorSource, TorchDeviceToolchain
 
 DEFAULT_ARCH = "sm_90"
@@ -59,13 +59,7 @@ HIP_FLAGS = ("-x", "cu", f"-D{NVIDIA_MACRO}")
 _ARCH_RE = re.compile(r"^(?:sm_?|compute_)?(?P<num>\d{2,3})(?P<suffix>[af]?)$")
 
 # Probed in a subprocess so the pytest process never creates a CUDA context of its own.
-_PROBE_SCRIPT = r"""
-import json
-try:
-    import torch
-except Exception as exc:
-    print(json.dumps({"device": None, "reason": f"torch cannot be imported ({type(exc).__name__}: {exc})"}))
-    raise SystemExit
+_PROBE_SCRIPT = IMPORT_TORCH + r"""
 info = {"torch": torch.__version__, "cuda": torch.version.cuda, "hip": getattr(torch.version, "hip", None)}
 if info["hip"]:
     info.update(device=None, reason=f"torch {torch.__version__} is a ROCm/HIP build; "

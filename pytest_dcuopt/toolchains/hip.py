@@ -23,7 +23,6 @@ from __future__ import annotations
 import ctypes
 import functools
 import glob
-import importlib.util
 import os
 import re
 from collections.abc import Sequence
@@ -38,7 +37,7 @@ from .build import Compiled, build_cached, run_compiler
 from .cache import BuildCache
 from .hip_isa import dump_hip_artifact
 from .hip_tools import HIP_ENV, find_dccobjdump, find_llvm_objdump, install_roots
-from .probe import python_probe
+from .probe import IMPORT_TORCH, python_probe, torch_build
 from .torch_runtime import ErrorSource, TorchDeviceToolchain
 
 HIPCC_ENV = "DCUOPT_HIPCC"
@@ -56,14 +55,7 @@ _ROCMINFO_GFX_RE = re.compile(r"^\s*Name:\s+(gfx[0-9a-f]{3,4})\s*$", re.M | re.I
 _ARCH_REJECTED_RE = re.compile(r"invalid target ID|unsupported (?:HIP )?gpu architecture|unknown target CPU|"
                                r"invalid offload arch|is not a recognized processor", re.I)
 _CK_TILE_USE_RE = re.compile(r"ck_tile/|ck_tile::")
-_TORCH_VERSION_RE = re.compile(r"^(__version__|hip)\s*(?::[^=\n]*)?=\s*(.+?)\s*$", re.M)
-_DEVICE_PROBE = r"""
-import json
-try:
-    import torch
-except Exception as exc:
-    print(json.dumps({"device": None, "reason": f"torch cannot be imported ({type(exc).__name__}: {exc})"}))
-    raise SystemExit
+_DEVICE_PROBE = IMPORT_TORCH + r"""
 info = {"torch": torch.__version__, "hip": getattr(torch.version, "hip", None)}
 if not info["hip"]:
     info.update(device=None, reason=f"torch {torch.__version__} is not a ROCm/DTK build (torch.version.hip is None)")
@@ -248,22 +240,14 @@ def device_probe() -> dict[str, Any]:
 
 
 def _torch_build() -> dict[str, str | None] | None:
-    """`__version__` and `hip` from torch/version.py, or None when torch or the file is not there."""
-    spec = importlib.util.find_spec("torch")
-    if spec is None or not spec.submodule_search_locations:
-        return None
+    """`__version__` and `hip` from torch/version.py, or None when torch, the file or its `hip` is not there."""
     try:
-        text = (Path(next(iter(spec.submodule_search_locations))) / "version.py").read_text()
+        values = torch_build()
     except OSError:
         return None
-    values = {m.group(1): m.group(2) for m in _TORCH_VERSION_RE.finditer(text)}
-    if "hip" not in values:
+    if values is None or "hip" not in values:
         return None
-    return {"version": _unquote(values.get("__version__")), "hip": _unquote(values["hip"])}
-
-
-def _unquote(value: str | None) -> str | None:
-    return None if value is None or value == "None" else value.strip("'\"")
+    return {"version": values.get("__version__"), "hip": values["hip"]}
 
 
 def rocminfo_archs() -> list[str]:

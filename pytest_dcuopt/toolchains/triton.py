@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import re
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -43,6 +42,7 @@ from .base import Artifact, Availability, Capability, Runtime, Toolchain
 from .binding import BindSpec, CAbiBinding, Snapshot
 from .build import cached_entry
 from .cache import BuildCache
+from .probe import torch_build
 from .torch_runtime import DeviceBuffer, TorchDeviceRuntime
 from .triton_contract import TRITON_SUFFIX, TritonContract, contract_for_build
 from .triton_isa import dump_triton_artifact, target_for
@@ -55,7 +55,6 @@ INTERPRETER_TIMER = "host perf_counter_ns under the Triton interpreter (TRITON_I
 INTERPRETER_NOTE = ("interpreter timing: Triton's CPU interpreter emulating the kernel with numpy; NOT representative "
                     "of any GPU (use it only to see that timing runs)")
 _TRUE = ("1", "true", "yes", "on")
-_TORCH_GPU_RE = re.compile(r"^(cuda|hip)\s*(?::[^=\n]*)?=\s*(.+?)\s*$", re.M)
 
 
 def triton_version() -> str | None:
@@ -68,14 +67,12 @@ def triton_version() -> str | None:
 def torch_gpu_platform() -> str | None:
     """The GPU platform torch was built for: amd (ROCm/DTK), nvidia (CUDA), None (CPU-only, or no torch). Read from
     torch/version.py without importing torch (the pytest process must not pay for that, nor open a device)."""
-    spec = importlib.util.find_spec("torch")
-    if spec is None or not spec.submodule_search_locations:
-        return None
     try:
-        text = (Path(next(iter(spec.submodule_search_locations))) / "version.py").read_text()
+        built = torch_build()
     except OSError:
         return None
-    built = {m.group(1): m.group(2).strip("'\"") for m in _TORCH_GPU_RE.finditer(text)}
+    if built is None:
+        return None
     platforms = {"hip": "amd", "cuda": "nvidia"}  # hip first: a ROCm build may name a CUDA version too
     return next((platforms[k] for k in ("hip", "cuda") if built.get(k) not in (None, "None")), None)
 

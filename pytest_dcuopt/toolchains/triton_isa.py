@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import functools
 import glob
-import importlib.util
 import json
 import os
 import re
@@ -35,7 +34,7 @@ from ..isa.sass import parse_resource_usage, split_sass
 from ..tool import run_tool, which
 from .hip import HYGON_ARCHS, is_hygon
 from .hip_tools import LLVM_OBJDUMP_ENV, install_roots
-from .probe import python_probe
+from .probe import python_probe, torch_build
 
 if TYPE_CHECKING:
     from .base import Artifact
@@ -47,7 +46,6 @@ _HIP_RE = re.compile(r"^(?:hip:)?(gfx[0-9a-f]{3,4})$", re.I)
 _CUDA_RE = re.compile(r"^(?:cuda:(\d{2,3})|sm_(\d{2,3})a?)$", re.I)
 _UNSUPPORTED_RE = re.compile(r"unsupported target: '([^']+)'")
 _PADDING_RE = re.compile(r"^\s*s_(?:nop 0|code_end)\b")
-_TORCH_VERSION_RE = re.compile(r"^(cuda|hip)\s*(?::[^=\n]*)?=\s*(.+?)\s*$", re.M)
 _GPU_PROBE = r"""
 import json
 import torch
@@ -131,15 +129,11 @@ def gpu_target() -> tuple[TritonTarget, str] | None:
 
 
 def _torch_may_see_gpu() -> bool:
-    spec = importlib.util.find_spec("torch")
-    if spec is None or not spec.submodule_search_locations:
-        return False
     try:
-        text = (Path(next(iter(spec.submodule_search_locations))) / "version.py").read_text()
+        values = torch_build()
     except OSError:
         return True  # unknown build: ask torch
-    values = {m.group(1): m.group(2).strip("'\"") for m in _TORCH_VERSION_RE.finditer(text)}
-    return any(values.get(k) not in (None, "None") for k in ("cuda", "hip"))
+    return values is not None and any(values.get(k) not in (None, "None") for k in ("cuda", "hip"))
 
 
 # ----- the dump ---------------------------------------------------------------------------
