@@ -10,6 +10,7 @@ branches that carry an observer's mark (from ref.py's `pytestmark` / `branch_mar
 from __future__ import annotations
 
 import types
+import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -18,9 +19,10 @@ import pytest
 
 from .bench.clock import SampleClock
 from .case.marks import read_case_marks
-from .case.model import KernelCase, is_case_dir, is_seed_run_dir, load_case
+from .case.model import Branch, KernelCase, find_branches, is_case_dir, is_seed_run_dir, load_case
 from .errors import CaseError
 from .options import TOOLCHAIN_OPTION
+from .report.records import BranchRecord
 from .toolchains import registered_names, toolchain_class
 
 if TYPE_CHECKING:
@@ -43,15 +45,28 @@ class KernelCaseModule(pytest.Module):
         try:
             case = load_case(self.path.parent)
             module_marks, branch_marks = read_case_marks(case.ref_path, [b.name for b in case.branches])
-        except CaseError as exc:
-            module.test_case_contract = _failing(str(exc))  # type: ignore[attr-defined]
+        except (CaseError, OSError) as exc:
+            message = str(exc) if isinstance(exc, CaseError) else f"reading the case failed: {type(exc).__name__}: " \
+                f"{exc}. Make the case's files readable."
+            broken = _broken_case_records(self.config, self.path.parent, message)
+            module.test_case_contract = _failing("test_case_contract", message, broken)  # type: ignore[attr-defined]
             return module
         if module_marks:
             module.pytestmark = module_marks  # type: ignore[attr-defined]
         observers = [o for found in self.config.hook.pytest_dcuopt_observers(config=self.config) for o in found]
-        for name in selected_toolchains(self.config, case):
+        toolchains = selected_toolchains(self.config, case)
+        for name in toolchains:
             _add_toolchain_tests(module, case, name, observers, module_marks, branch_marks)
+        _add_layout_test(module, self.config, case, toolchains)
+        for link, target in case.outside_links.items():  # (Node.warn would recurse here: it reads self.obj)
+            warnings.warn_explicit(CaseLayoutWarning(f"{link} is a symlink to {target}, outside the case directory "
+                                                     f"{case.root}: that file is what gets built and tested, while "
+                                                     "results name the link."), CaseLayoutWarning, str(link), 1)
         return module
+
+
+class CaseLayoutWarning(UserWarning):
+    """Something about a case's files that is allowed but easy to get wrong (a kernel linked from outside)."""
 
 
 def selected_toolchains(config: pytest.Config, case: KernelCase) -> list[str]:
@@ -64,10 +79,49 @@ def selected_toolchains(config: pytest.Config, case: KernelCase) -> list[str]:
 
 
 def branch_ids(case: KernelCase, extensions: tuple[str, ...]) -> list[tuple[str, Path]]:
-    """Branch names as test ids; a branch with two sources for one toolchain gets the suffix appended."""
-    branches = case.sources_for(extensions)
+    """Branch names as test ids. A branch with two sources for one toolchain where one of them is only borrowed
+    (a `.hip` file that the cuda toolchain also builds, beside the branch's `.cu`) gets the suffix appended; a
+    branch with two sources that only this toolchain builds is ambiguous and left out (`layout_problems` gives it
+    a failing layout test)."""
+    ambiguous = ambiguous_branches(case.branches, extensions)
+    branches = [b for b in case.sources_for(extensions) if b.name not in ambiguous]
     names = [b.name for b in branches]
     return [(b.name if names.count(b.name) == 1 else f"{b.name}{b.suffix}", b.source) for b in branches]
+
+
+def ambiguous_branches(branches: Sequence[Branch], extensions: tuple[str, ...]) -> dict[str, list[Path]]:
+    """Branch name -> its sources, for branches with two or more sources whose suffixes no other registered
+    toolchain builds (kernel.cpp and kernel.cc): which one is the branch cannot be told."""
+    others = {ext for name in registered_names() for ext in toolchain_class(name).extensions
+              if toolchain_class(name).extensions != extensions}
+    found: dict[str, list[Path]] = {}
+    for branch in branches:
+        if branch.suffix in extensions and branch.suffix not in others:
+            found.setdefault(branch.name, []).append(branch.source)
+    return {name: sources for name, sources in found.items() if len(sources) > 1}
+
+
+def layout_problems(case: KernelCase, toolchains: Sequence[str]) -> dict[str, tuple[str, list[str]]]:
+    """Branch name -> (what is wrong with its files, the toolchains whose results it is recorded under)."""
+    problems = {name: (message, list(toolchains)) for name, message in case.layout_problems.items()}
+    for toolchain in toolchains:
+        for name, sources in ambiguous_branches(case.branches, toolchain_class(toolchain).extensions).items():
+            listed = ", ".join(str(s.relative_to(case.root)) for s in sources)
+            problems[name] = (f"{case.name}: branch {name!r} has {len(sources)} source files for the {toolchain} "
+                              f"toolchain ({listed}), so which one is the branch cannot be told. Keep one, or move "
+                              "the other into a branch folder of its own (branches/<name>/kernel.<ext>).", [toolchain])
+    buildable = {ext for name in registered_names() for ext in toolchain_class(name).extensions}
+    by_name: dict[str, list[Branch]] = {}
+    for branch in case.branches:
+        by_name.setdefault(branch.name, []).append(branch)
+    for name, found in by_name.items():
+        if not any(b.suffix in buildable for b in found):
+            files = ", ".join(b.source.name for b in found)
+            problems[name] = (f"{case.name}: branch {name!r} has no source that a registered toolchain builds (found "
+                              f"{files}; the toolchains {registered_names()} build {sorted(buildable)}). Rename the "
+                              "file to its toolchain's suffix, or install the toolchain plugin that builds it.",
+                              list(toolchains))
+    return problems
 
 
 def _add_toolchain_tests(module: types.ModuleType, case: KernelCase, toolchain: str, observers: Sequence[Observer],
@@ -128,9 +182,57 @@ def _decorate(function: Callable[..., Any], parametrize: Any, marks: list[Any]) 
     return parametrize(function)
 
 
-def _failing(message: str) -> Callable[[], None]:
-    def test_case_contract() -> None:
+def _failing(name: str, message: str, records: list[BranchRecord]) -> Callable[..., None]:
+    """A test that fails with `message` and puts `records` (the broken case's branches, with the error) into the
+    run's state, so state.json names what could not be collected."""
+    def failing_test(dcuopt_session: DcuOptSession) -> None:
+        for record in records:
+            dcuopt_session.records.setdefault(record.key, record)
         pytest.fail(message, pytrace=False)
 
-    return test_case_contract
+    failing_test.__name__ = name
+    return failing_test
+
+
+def _add_layout_test(module: types.ModuleType, config: pytest.Config, case: KernelCase,
+                     toolchains: Sequence[str]) -> None:
+    """`test_case_layout[<branch>]`: one failing test per branch whose files cannot be a branch."""
+    problems = layout_problems(case, toolchains)
+    if not problems:
+        return
+    messages = {name: message for name, (message, _) in problems.items()}
+    records = {name: [_error_record(config, case.name, toolchain, name, case.root / "branches" / name, message)
+                      for toolchain in (where or ["none"])] for name, (message, where) in problems.items()}
+
+    def test_case_layout(dcuopt_session: DcuOptSession, branch: str) -> None:
+        for record in records[branch]:
+            dcuopt_session.records.setdefault(record.key, record)
+        pytest.fail(messages[branch], pytrace=False)
+
+    params = [pytest.param(name, id=name) for name in problems]
+    module.test_case_layout = pytest.mark.parametrize("branch", params)(test_case_layout)  # type: ignore[attr-defined]
+
+
+def _broken_case_records(config: pytest.Config, root: Path, message: str) -> list[BranchRecord]:
+    """The branches of a case that failed to load, one record per branch and toolchain that would have run it (the
+    kernel files are listed without reading dims.json or ref.py); one `none` record when no toolchain would."""
+    branches, _ = find_branches(root)
+    records = [_error_record(config, root.name, name, branch.name, branch.source, message)
+               for name in _wanted_toolchains(config) for branch in branches
+               if branch.suffix in toolchain_class(name).extensions]
+    return records or [_error_record(config, root.name, "none", "baseline", root, message)]
+
+
+def _wanted_toolchains(config: pytest.Config) -> list[str]:
+    wanted = config.getoption("dcuopt_toolchain")
+    return [n for n in (registered_names() if "auto" in wanted else list(wanted)) if n in registered_names()]
+
+
+def _error_record(config: pytest.Config, case: str, toolchain: str, branch: str, source: Path,
+                  message: str) -> BranchRecord:
+    try:
+        shown = str(source.resolve().relative_to(config.rootpath.resolve()))
+    except ValueError:
+        shown = str(source)
+    return BranchRecord(case, toolchain, branch, shown, error={"kind": "case error", "message": message})
 

@@ -3,7 +3,18 @@ from __future__ import annotations
 
 import os
 import tempfile
+import warnings
 from pathlib import Path
+
+from .errors import ReportError
+
+
+class NotWritable(OSError, ReportError):
+    """A result file cannot be written where it was asked to go (an OSError, so callers that catch those still do)."""
+
+
+class LatestLinkWarning(UserWarning):
+    """`<runs>/latest` could not be pointed at the newest run (it is a real folder or file, or the link failed)."""
 
 
 def _umask() -> int:
@@ -17,9 +28,15 @@ def write_atomic(path: Path, data: str | bytes) -> Path:
 
     mkstemp creates files with mode 0600; results are meant to be read by others (CI artifacts,
     teammates), so the final file gets the mode a plain `open()` would give: 0666 minus the umask.
+    A folder that cannot be created or written raises NotWritable, naming the folder and the fix.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    except OSError as exc:
+        raise NotWritable(f"cannot write {path}: the folder {path.parent} cannot be created or written "
+                          f"({type(exc).__name__}: {exc.strerror or exc}). Nothing was written there; choose a "
+                          "writable folder (for a pytest run: --dcuopt-run-dir=<folder>).") from exc
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data.encode() if isinstance(data, str) else data)
@@ -31,12 +48,32 @@ def write_atomic(path: Path, data: str | bytes) -> Path:
     return path
 
 
-def point_latest(run_dir: Path) -> None:
-    """Keep `<parent>/latest` pointing at the newest run (best effort: a symlink)."""
+def point_latest(run_dir: Path) -> str | None:
+    """Point `<parent>/latest` at the newest run; best effort, never at the cost of anything the user has.
+
+    A missing `latest`, or one that is a symlink (dangling or not), is replaced atomically (a new link renamed over
+    it). A real folder or file named `latest` is left exactly as it is: it may hold results nobody wants lost.
+    Returns None when `latest` now points at `run_dir`, else what happened instead, which is also issued as a
+    LatestLinkWarning so that it is seen.
+    """
     latest = run_dir.parent / "latest"
+    if latest.exists() and not latest.is_symlink():
+        kind = "folder" if latest.is_dir() else "file"
+        return _say(f"{latest} is a real {kind}, not a link, so it was left as it is and does not point at this run "
+                    f"({run_dir.name}). Move or remove it to get the `latest` link back.")
+    temporary = latest.with_name(f".latest.{os.getpid()}")
     try:
-        if latest.is_symlink() or latest.exists():
-            latest.unlink()
-        latest.symlink_to(run_dir.name)
-    except OSError:
-        pass
+        temporary.unlink(missing_ok=True)
+        temporary.symlink_to(run_dir.name)
+        os.replace(temporary, latest)
+    except OSError as exc:
+        if temporary.is_symlink():
+            temporary.unlink()
+        return _say(f"{latest} could not be pointed at this run ({type(exc).__name__}: {exc}); the results are in "
+                    f"{run_dir}.")
+    return None
+
+
+def _say(note: str) -> str:
+    warnings.warn(LatestLinkWarning(note), stacklevel=3)
+    return note

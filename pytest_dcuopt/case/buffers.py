@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -113,7 +114,10 @@ class DomainSpec:
             )
         where = f"ref.py: inputs[{name!r}]"
         bounds = [_bound(value, known_dims, where) for value in spec[1:]]
-        return cls(name, str(spec[0]), bounds[0], bounds[1])
+        found = cls(name, str(spec[0]), bounds[0], bounds[1])
+        if not found.depends_on_dims:
+            found.at({})  # constant bounds: refuse a bad domain now, not on the first call
+        return found
 
     @property
     def depends_on_dims(self) -> bool:
@@ -121,11 +125,33 @@ class DomainSpec:
 
     def at(self, dims: Mapping[str, Any]) -> Domain:
         a, b = float(evaluate(self.a, dims)), float(evaluate(self.b, dims))
+        shown = f"ref.py: inputs[{self.name!r}] = ({self.kind!r}, {self.a}, {self.b})"
+        at = f" at dims {dict(dims)}" if dims else ""
+        if not (math.isfinite(a) and math.isfinite(b)):
+            raise CaseError(f"{shown} has a bound that is not a finite number ({a:g}, {b:g}){at}; draws from it would "
+                            "be NaN or inf. Give finite bounds, e.g. ('uniform', -1.0, 1.0).")
         if self.kind in ("uniform", "int") and a > b:
-            raise CaseError(f"ref.py: inputs[{self.name!r}] = ({self.kind!r}, {self.a}, {self.b}) is empty at dims "
-                            f"{dict(dims)} ({a:g} > {b:g}); constrain the dims (`dim_ranges`, `relations`) so that "
-                            "lo <= hi.")
+            raise CaseError(f"{shown} is empty{at} ({a:g} > {b:g}): lo must be <= hi. Swap the bounds, or constrain "
+                            "the dims (`dim_ranges`, `relations`) so that lo <= hi.")
+        if self.kind == "normal" and b < 0:
+            raise CaseError(f"{shown}: the standard deviation {b:g}{at} is negative. ('normal', mean, std) needs "
+                            "std >= 0, e.g. ('normal', 0.0, 1.0).")
+        if self.kind == "int":
+            _check_int_bounds(shown, a, b, at)
         return Domain(self.kind, a, b)
+
+
+# ("int", lo, hi) draws int64 values: bounds must be integers inside its range.
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+
+
+def _check_int_bounds(shown: str, a: float, b: float, at: str) -> None:
+    if not (a.is_integer() and b.is_integer()):
+        raise CaseError(f"{shown}: ('int', lo, hi) draws integers, but the bounds ({a:g}, {b:g}){at} are not whole "
+                        "numbers. Give integer bounds, or use ('uniform', lo, hi) for real values.")
+    if a < INT64_MIN or b > INT64_MAX:
+        raise CaseError(f"{shown}: the bounds ({a:g}, {b:g}){at} do not fit 64-bit integers, which is what is drawn "
+                        "(and no C integer buffer holds more). Narrow them to the values the kernel must handle.")
 
 
 def _bound(value: Any, known_dims: Mapping[str, Any] | set[str], where: str) -> DimValue | float:
@@ -147,11 +173,93 @@ def resolve_shapes(
 ) -> dict[str, tuple[int, ...]]:
     """Element shape of every pointer parameter for these dims. A declared shape is a tuple of ints, dim names and
     expressions of the dims, or one function of the dims returning the tuple."""
+    check_scalar_values(params, dims, source)
     pointers = [p for p in params if p.pointer]
     if shapes:
-        return {p.name: _declared_shape(p, shapes, dims, source) for p in pointers}
-    count = seed_buffer_elements(params, dims, source)
-    return {p.name: (count,) for p in pointers}
+        found = {p.name: _declared_shape(p, shapes, dims, source) for p in pointers}
+    else:
+        count = seed_buffer_elements(params, dims, source)
+        found = {p.name: (count,) for p in pointers}
+    check_fits_in_memory(pointers, found, dims, source)
+    return found
+
+
+def check_scalar_values(params: Sequence[Param], dims: Mapping[str, Any], source: str) -> None:
+    """A dim passed to an integer parameter must be a whole number its C type holds (ctypes would refuse a
+    fraction with a traceback, and a value past INT_MAX would wrap around silently)."""
+    for param in params:
+        if param.pointer or not param.is_integer or param.name not in dims:
+            continue
+        value = dims[param.name]
+        if isinstance(value, float) and not value.is_integer():
+            raise CaseError(f"{source}: `{param.declaration}` is an integer parameter, but its dim {param.name} = "
+                            f"{value!r} is not a whole number. Give an integer in dims.json (or declare the parameter "
+                            "`float`/`double`).")
+        info = np.iinfo(np.dtype(param.dtype))
+        if not info.min <= int(value) <= info.max:
+            raise CaseError(f"{source}: {param.name} = {int(value)} does not fit `{param.declaration}` "
+                            f"({param.dtype}: {info.min}..{info.max}); the kernel would see a wrapped-around value. "
+                            "Lower the dim (dims.json, dim_ranges) or declare the parameter with a wider type "
+                            "(int64_t, size_t).")
+
+
+def memory_bytes() -> int | None:
+    """This machine's physical memory in bytes (None where the OS does not say)."""
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
+    except (AttributeError, OSError, ValueError):
+        return None
+
+
+# Bytes the harness holds per element of a buffer beyond the buffer itself: the float64/int64 copy the reference
+# is computed and compared in.
+CHECK_COPY_BYTES = 8
+
+
+def check_fits_in_memory(pointers: Sequence[Param], shapes: Mapping[str, tuple[int, ...]], dims: Mapping[str, Any],
+                         source: str, available: int | None = None) -> None:
+    """Refuse, before anything is allocated, buffers that cannot fit in this machine's memory: the estimate is each
+    buffer (with its guard zone) plus the 8-byte copy the reference is checked with."""
+    available = memory_bytes() if available is None else available
+    if available is None:
+        return
+    sizes = {p.name: (numel(shapes[p.name]) + GUARD_ELEMENTS) * (storage_dtype(p.dtype).itemsize + CHECK_COPY_BYTES)
+             for p in pointers}
+    needed = sum(sizes.values())
+    if needed > available:
+        largest = sorted(sizes, key=sizes.__getitem__, reverse=True)[:3]
+        detail = ", ".join(f"{name} {shapes[name]}" for name in largest)
+        raise CaseError(f"{source}: the buffers at dims {dict(dims)} need about {_gib(needed)} ({detail}), more than "
+                        f"this machine's {_gib(available)} of memory; nothing was allocated. Lower the sizes in "
+                        "dims.json (the timed dims) or the upper bounds in `dim_ranges` (the drawn dims).")
+
+
+def _gib(count: int) -> str:
+    return f"{count / 2**30:.3g} GiB"
+
+
+def declared_shape(name: str, declared: Any, dims: Mapping[str, Any], where: str) -> tuple[int, ...]:
+    """One declared shape (a tuple of extents, or a function of the dims giving one) at `dims`; a negative extent
+    is refused, naming the dims."""
+    if callable(declared) or isinstance(declared, DimExpr):  # the whole shape from a function of the dims
+        whole = declared if isinstance(declared, DimExpr) else dim_value(declared, dims, where)
+        value = evaluate(whole, dims)
+        entries: tuple[Any, ...] = tuple(value) if isinstance(value, (tuple, list)) else (value,)
+    else:
+        entries = tuple(declared)
+    shape = tuple(_extent(entry, dims, where) for entry in entries)
+    negative_dims = {e: dims[e] for e in entries if isinstance(e, str) and e in dims and dims[e] < 0}
+    if negative_dims:
+        raise CaseError(f"{where} = {_show(declared)} is {shape} at dims {dict(dims)}: "
+                        f"{', '.join(f'{k} = {v}' for k, v in negative_dims.items())} is negative, and a buffer "
+                        "cannot have a negative size. Give dims.json (and `dim_ranges`) sizes >= 0.")
+    if any(extent < 0 for extent in shape):
+        raise CaseError(
+            f"{where} = {_show(declared)} is {shape} at dims {dict(dims)}: a negative extent. A derived size only "
+            "makes sense for some dims: declare what must hold in ref.py `relations` (e.g. "
+            "relations = ['kernel_size <= input_size']) or bound the dims with expressions in `dim_ranges`."
+        )
+    return shape
 
 
 def _declared_shape(param: Param, shapes: Mapping[str, Any], dims: Mapping[str, Any], source: str) -> tuple[int, ...]:
@@ -160,22 +268,7 @@ def _declared_shape(param: Param, shapes: Mapping[str, Any], dims: Mapping[str, 
             f"ref.py: `shapes` has no entry for pointer parameter {param.name!r} of {source}. "
             f"Add e.g. shapes[{param.name!r}] = ('N',)."
         )
-    declared = shapes[param.name]
-    where = f"ref.py: shapes[{param.name!r}]"
-    if callable(declared) or isinstance(declared, DimExpr):  # the whole shape from a function of the dims
-        whole = declared if isinstance(declared, DimExpr) else dim_value(declared, dims, where)
-        value = evaluate(whole, dims)
-        entries: tuple[Any, ...] = tuple(value) if isinstance(value, (tuple, list)) else (value,)
-    else:
-        entries = tuple(declared)
-    shape = tuple(_extent(entry, dims, where) for entry in entries)
-    if any(extent < 0 for extent in shape):
-        raise CaseError(
-            f"{where} = {_show(declared)} is {shape} at dims {dict(dims)}: a negative extent. A derived size only "
-            "makes sense for some dims: declare what must hold in ref.py `relations` (e.g. "
-            "relations = ['kernel_size <= input_size']) or bound the dims with expressions in `dim_ranges`."
-        )
-    return shape
+    return declared_shape(param.name, shapes[param.name], dims, f"ref.py: shapes[{param.name!r}]")
 
 
 def _extent(entry: Any, dims: Mapping[str, Any], where: str) -> int:
@@ -202,6 +295,11 @@ def seed_buffer_elements(params: Sequence[Param], dims: Mapping[str, Any], sourc
     """The seed workflow's one-size-for-all-buffers rule, but refusing where it would be wrong."""
     scalars = (p for p in params if not p.pointer and p.is_integer and p.name in dims)
     ints = sorted((int(dims[p.name]) for p in scalars), reverse=True)
+    if ints and ints[-1] < 0:
+        negative = {p.name: dims[p.name] for p in params if not p.pointer and p.name in dims and dims[p.name] < 0}
+        raise CaseError(f"{source}: dims {negative} are negative; without `shapes` in ref.py the buffers are sized "
+                        "from the integer dims, and a buffer cannot have a negative size. Give sizes >= 0 in "
+                        "dims.json, or declare `shapes`.")
     if len(ints) > 2:
         raise CaseError(
             f"{source}: solve has {len(ints)} integer dims and ref.py declares no `shapes`; the seed's rule "

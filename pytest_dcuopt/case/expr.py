@@ -43,7 +43,12 @@ class DimExpr:
         if missing:
             raise CaseError(f"ref.py: `{self.text}` needs dims {missing}, which are not set (dims: {dict(dims)}).")
         if self.function is not None:
-            return self.function(**{name: dims[name] for name in self.names})
+            try:
+                return self.function(**{name: dims[name] for name in self.names})
+            except Exception as exc:  # ref.py's own code: name it, not the harness
+                raise CaseError(f"ref.py: `{self.text}` raised {type(exc).__name__}: {exc} at dims {dict(dims)}. It "
+                                "must return a value for every dims the harness uses (the defaults and every draw "
+                                "from `dim_ranges`).") from exc
         assert self.tree is not None
         try:
             return _evaluate(self.tree, dims)

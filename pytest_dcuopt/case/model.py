@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -38,6 +39,11 @@ class KernelCase:
     dims: dict[str, Any]
     branches: list[Branch] = field(default_factory=list)
     toolchain_dims: dict[str, dict[str, Any]] = field(default_factory=dict)  # from dims.<toolchain>.json
+    # Branch name -> what is wrong with its files (no kernel file, a kernel "file" that is a folder or a dangling
+    # link): such a branch gets a failing test of its own instead of silently not being collected.
+    layout_problems: dict[str, str] = field(default_factory=dict)
+    # Kernel files that are symlinks to a file outside the case (said at collection, not refused).
+    outside_links: dict[Path, Path] = field(default_factory=dict)
 
     def sources_for(self, extensions: tuple[str, ...]) -> list[Branch]:
         return [b for b in self.branches if b.suffix in extensions]
@@ -66,8 +72,47 @@ def is_seed_run_dir(directory: Path) -> bool:
 
 
 def _kernel_files(directory: Path) -> list[Path]:
-    return sorted(p for p in directory.glob(f"{KERNEL_STEM}.*")
-                  if p.is_file() and p.suffix not in (".so", ".o", ".json"))
+    return sorted(p for p in _kernel_candidates(directory) if p.is_file())
+
+
+def _kernel_candidates(directory: Path) -> list[Path]:
+    """Every `kernel.<ext>` entry that could be a kernel source (build outputs and data files left out)."""
+    return sorted(p for p in directory.glob(f"{KERNEL_STEM}.*") if p.suffix not in (".so", ".o", ".json"))
+
+
+def _branch_problem(branch_dir: Path) -> str | None:
+    """Why `branches/<name>/` yields no kernel source, or None when it has one."""
+    candidates = _kernel_candidates(branch_dir)
+    if any(p.is_file() for p in candidates):
+        return None
+    where = f"{branch_dir}"
+    broken = [p for p in candidates if not p.is_file()]
+    if broken:
+        what = "; ".join(_not_a_file(p) for p in broken)
+        return f"{where}: {what}. A branch is one source file, branches/<name>/kernel.<ext>: fix or remove it."
+    found = sorted(p.name for p in branch_dir.iterdir())[:8]
+    seen = f"it holds {', '.join(found)}" if found else "it is empty"
+    return (f"{where} holds no kernel file ({seen}). A branch is branches/<name>/kernel.<ext> (kernel.cpp, "
+            "kernel.cu, kernel.hip, kernel.py, kernel.triton.py): add or rename its source, or remove the folder.")
+
+
+def _not_a_file(path: Path) -> str:
+    if path.is_symlink() and not path.exists():
+        return f"{path.name} is a symlink to {os.readlink(path)}, which does not exist"
+    if path.is_dir():
+        return f"{path.name} is a folder, not a source file"
+    return f"{path.name} is not a regular file"
+
+
+def _outside_links(directory: Path, sources: list[Path]) -> dict[Path, Path]:
+    """Sources that are symlinks resolving outside the case directory: link -> target."""
+    root = directory.resolve()
+    found = {}
+    for source in sources:
+        target = source.resolve()
+        if source.is_symlink() and not target.is_relative_to(root):
+            found[source] = target
+    return found
 
 
 def load_case(directory: Path) -> KernelCase:
@@ -77,12 +122,27 @@ def load_case(directory: Path) -> KernelCase:
     dims = load_dims(directory / "dims.json")
     case = KernelCase(directory.name, directory, directory / "ref.py", dims,
                       toolchain_dims=load_toolchain_dims(directory, dims))
-    case.branches = [Branch("baseline", path) for path in _kernel_files(directory)]
+    case.branches, case.layout_problems = find_branches(directory)
+    case.outside_links = _outside_links(directory, [b.source for b in case.branches])
+    return case
+
+
+def find_branches(directory: Path) -> tuple[list[Branch], dict[str, str]]:
+    """The case's kernel sources (baseline and branches/<name>/) without reading anything else, and what is wrong
+    with the branch folders that yield none (branch name -> message)."""
+    branches = [Branch("baseline", path) for path in _kernel_files(directory)]
+    problems: dict[str, str] = {}
     branch_root = directory / "branches"
     if branch_root.is_dir():
         for sub in sorted(p for p in branch_root.iterdir() if p.is_dir()):
-            case.branches += [Branch(sub.name, path) for path in _kernel_files(sub)]
-    return case
+            branches += [Branch(sub.name, path) for path in _kernel_files(sub)]
+            problem = _branch_problem(sub)
+            if problem is not None:
+                problems[sub.name] = problem
+    elif branch_root.exists():
+        problems["branches"] = (f"{branch_root} is not a folder, so no branch is read. Branches live in "
+                                "branches/<name>/kernel.<ext>: make it a folder or remove it.")
+    return branches, problems
 
 
 def _load_seed_run(directory: Path) -> KernelCase:
@@ -111,11 +171,18 @@ def _load_seed_run(directory: Path) -> KernelCase:
 
 def load_dims(path: Path) -> dict[str, Any]:
     if not path.is_file():
-        raise CaseError(f"{path} is missing. Every case needs its default dims, e.g. {{\"N\": 1048576}}.")
+        what = "is a folder, not a file" if path.is_dir() else "is missing"
+        raise CaseError(f"{path} {what}. Every case needs its default dims, e.g. {{\"N\": 1048576}}.")
     try:
-        dims = json.loads(path.read_text())
+        dims = json.loads(path.read_bytes().decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise CaseError(f"{path} is not UTF-8 text (byte {exc.object[exc.start]:#04x} at offset {exc.start}); JSON "
+                        "files are UTF-8. Save it as UTF-8, e.g. {\"N\": 1048576}.") from exc
     except json.JSONDecodeError as exc:
         raise CaseError(f"{path} is not valid JSON: {exc}. Write an object such as {{\"N\": 1048576}}.") from exc
+    except (OSError, RecursionError) as exc:
+        raise CaseError(f"{path} cannot be read ({type(exc).__name__}: {exc}). Make it a readable JSON object such "
+                        "as {\"N\": 1048576}.") from exc
     _check_dims(dims, path)
     return dims
 
@@ -134,11 +201,26 @@ def load_toolchain_dims(directory: Path, dims: Mapping[str, Any]) -> dict[str, d
     return found
 
 
+# The largest dim dims.json may give: far beyond any buffer a machine holds, small enough for every C integer
+# type the harness passes (int64); what actually fits is checked against memory when buffers are sized.
+MAX_DIM = 2**63 - 1
+
+
 def _check_dims(dims: Any, path: Path) -> None:
     if not isinstance(dims, dict) or not dims:
-        raise CaseError(f"{path} must hold a non-empty JSON object of dims, e.g. {{\"N\": 1048576}}; got {dims!r}.")
+        raise CaseError(f"{path} must hold a non-empty JSON object of dims, e.g. {{\"N\": 1048576}}; got "
+                        f"{_short(dims)}.")
     for key, value in dims.items():
         not_finite = isinstance(value, float) and not math.isfinite(value)
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not_finite:
-            raise CaseError(f"{path}: dim {key!r} = {value!r} is not a number; dims are integers (or floats for "
-                            "scalar parameters).")
+            kind = "not a finite number" if not_finite else f"not a number (it is a {type(value).__name__})"
+            raise CaseError(f"{path}: dim {key!r} = {_short(value)} is {kind}; dims are integers (or floats for "
+                            f"scalar parameters), e.g. {{{json.dumps(key)}: 1024}}.")
+        if isinstance(value, int) and abs(value) > MAX_DIM:
+            raise CaseError(f"{path}: dim {key!r} = {value} does not fit a 64-bit integer; no buffer or C scalar can "
+                            "hold it. Give the size you mean to test, e.g. 1048576.")
+
+
+def _short(value: Any, limit: int = 80) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit - 3] + "..."

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import hashlib
+import importlib.machinery
 import importlib.util
 import inspect
 import math
@@ -12,7 +13,7 @@ from types import ModuleType
 from typing import Any
 
 from ..errors import CaseError
-from .buffers import Domain, DomainSpec, is_float
+from .buffers import Domain, DomainSpec, declared_shape, is_float
 from .expr import DimExpr, DimValue, dim_function, dim_value, evaluate, names_of, parse_expr
 
 # `initial` spellings: "zeros", a number, or "poison" (the default: NaN / an integer sentinel).
@@ -117,26 +118,47 @@ def call_with_declared_dims(function: Callable[..., float], dims: Mapping[str, A
     TypeError after the timing was already spent.
     """
     parameters = inspect.signature(function).parameters.values()
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
-        return function(**dims)
-    return function(**{p.name: dims[p.name] for p in parameters if p.name in dims})
+    given = dict(dims) if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters) else \
+        {p.name: dims[p.name] for p in parameters if p.name in dims}
+    try:
+        return function(**given)
+    except Exception as exc:
+        name = getattr(function, "__name__", "function")
+        raise CaseError(f"ref.py: `{name}` raised {type(exc).__name__}: {exc} at dims {dict(dims)}. It must return a "
+                        f"number for every dims, e.g. `def {name}(N): return 4 * N`.") from exc
 
 
 _REF_MODULES: dict[tuple[Path, int], ModuleType] = {}
 
 
+class _NoBytecodeLoader(importlib.machinery.SourceFileLoader):
+    """Imports ref.py without writing `__pycache__` into the case: a case directory may be read-only, and the
+    harness writes only to its run, cache and log directories."""
+
+    def set_data(self, path: str, data: Any, *, _mode: int = 0o666) -> None:
+        return None
+
+
 def import_ref_module(path: Path) -> ModuleType:
     """Import a case's ref.py once per process and content (collection and the session share it)."""
-    key = (path.resolve(), path.stat().st_mtime_ns)
+    try:
+        key = (path.resolve(), path.stat().st_mtime_ns)
+    except OSError as exc:
+        raise CaseError(f"{path} cannot be read ({type(exc).__name__}: {exc}); every case needs a readable ref.py.") \
+            from exc
     if key in _REF_MODULES:
         return _REF_MODULES[key]
     name = "dcuopt_ref_" + hashlib.sha256(str(key[0]).encode()).hexdigest()[:12]
-    spec = importlib.util.spec_from_file_location(name, path)
+    spec = importlib.util.spec_from_file_location(name, path, loader=_NoBytecodeLoader(name, str(path)))
     if spec is None or spec.loader is None:
         raise CaseError(f"{path} cannot be imported as a Python module.")
     module = importlib.util.module_from_spec(spec)
     try:
         spec.loader.exec_module(module)
+    except SystemExit as exc:  # sys.exit() at import must not end the pytest session
+        raise CaseError(f"importing {path} called sys.exit({exc.code!r}), which would end the whole test session. "
+                        "ref.py is imported by the harness: keep module-level code to declarations, and put "
+                        "script code under `if __name__ == '__main__':`.") from exc
     except Exception as exc:
         raise CaseError(f"importing {path} raised {type(exc).__name__}: {exc}. Fix the reference module.") from exc
     _REF_MODULES[key] = module
@@ -168,8 +190,56 @@ def load_reference(path: Path, dims: Mapping[str, Any]) -> Reference:
         reduction=_reduction(module, dims, path), rtol_scale=_rtol_scale(module, path),
     )
     check_relations(reference, dims, f"{path}: the default dims")
+    check_declared_names(reference, dims)
+    for name, function in (("flops", reference.flops), ("bytes_moved", reference.bytes_moved)):
+        if function is not None:  # called now at the default dims, not first after the timing was spent
+            check_count(name, call_with_declared_dims(function, dims), dims, path)
+    if reference.shapes is not None:
+        check_default_shapes(reference.shapes, dims, path)
     reference.inputs = reference.starting_domains(dims)
     return reference
+
+
+def check_count(name: str, value: Any, dims: Mapping[str, Any], path: Path) -> None:
+    """`flops` / `bytes_moved` must give a finite number >= 0 (GFLOP/s and GB/s are computed from it)."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError, OverflowError):
+        number = math.nan
+    if isinstance(value, bool) or not math.isfinite(number) or number < 0:
+        raise CaseError(f"{path}: `{name}` returned {value!r} at the default dims {dict(dims)}; it must return a "
+                        f"finite number >= 0 (the {name.replace('_', ' ')} of one call), e.g. "
+                        f"`def {name}(N): return 4 * N`.")
+
+
+def check_declared_names(reference: Reference, dims: Mapping[str, Any]) -> None:
+    """`shapes`, `inputs` and `initial` may only name parameters of `reference` (a typo would be ignored silently:
+    a buffer without its declared domain or shape). Not checkable for `reference(**kwargs)`."""
+    try:
+        parameters = inspect.signature(reference.function).parameters.values()
+    except (TypeError, ValueError):
+        return
+    if any(p.kind in (p.VAR_KEYWORD, p.VAR_POSITIONAL) for p in parameters):
+        return
+    names = [p.name for p in parameters]
+    for what, declared in (("shapes", reference.shapes or {}), ("inputs", reference.input_specs),
+                           ("initial", reference.initial)):
+        unknown = sorted(set(declared) - set(names))
+        if unknown:
+            raise CaseError(f"{reference.path}: `{what}` names {unknown}, which {'is' if len(unknown) == 1 else 'are'} "
+                            f"not a parameter of reference({', '.join(names)}). Buffers are named as in the reference: "
+                            "fix the name (or add the parameter).")
+
+
+def check_default_shapes(shapes: Mapping[str, Any], dims: Mapping[str, Any], path: Path) -> None:
+    """Every declared buffer at the default dims (what every branch is timed at) has at least one element."""
+    for name, declared in shapes.items():
+        shape = declared_shape(name, declared, dims, f"{path}: shapes[{name!r}]")
+        if 0 in shape:
+            raise CaseError(f"{path}: shapes[{name!r}] is {shape} at the default dims {dict(dims)}: an empty buffer. "
+                            "The default dims are what every branch is checked and timed at, so nothing would be "
+                            "measured: give dims.json sizes of at least 1 (draw zero sizes with `dim_ranges` "
+                            "instead, e.g. (0, 64)).")
 
 
 def check_relations(reference: Reference, dims: Mapping[str, Any], what: str) -> None:
@@ -326,8 +396,11 @@ def _dim_range(dim: str, declared: Any, dims: Mapping[str, Any], path: Path) -> 
     problem = (f"{path}: dim_ranges[{dim!r}] = {declared!r}; expected (lo, hi) or (lo, hi, multiple_of) with integers "
                "0 <= lo <= hi (lo and hi may be expressions of other dims, e.g. (1, 'input_size')).")
     spec = tuple(declared) if isinstance(declared, (tuple, list)) else ()
-    if len(spec) not in (2, 3) or (len(spec) == 3 and (not isinstance(spec[2], int) or spec[2] < 1)):
+    if len(spec) not in (2, 3):
         raise CaseError(problem)
+    if len(spec) == 3 and (isinstance(spec[2], bool) or not isinstance(spec[2], int) or spec[2] < 1):
+        raise CaseError(f"{path}: dim_ranges[{dim!r}] = {declared!r}: multiple_of = {spec[2]!r}, but it must be an "
+                        "integer >= 1 (every drawn value is a multiple of it; 1 means any value). E.g. (1, 4096, 64).")
     bounds = tuple(dim_value(v, set(dims) - {dim}, f"{path}: dim_ranges[{dim!r}]") for v in spec[:2])
     if all(isinstance(b, int) for b in bounds) and not 0 <= bounds[0] <= bounds[1]:  # type: ignore[operator]
         raise CaseError(problem)

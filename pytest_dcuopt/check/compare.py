@@ -318,13 +318,17 @@ def _times(multiple: int) -> Callable[[int], int]:
 
 def reproduce_command(nodeid: str, dims: Mapping[str, Any] | None = None, seed: int | None = None,
                       extra: Sequence[str] = ()) -> str:
-    """A shell command that re-runs one test, with this interpreter (works without an activated venv)."""
+    """A shell command that re-runs one test, with this interpreter (works without an activated venv).
+
+    Every value is single-quoted (`extra` arguments too), so the command runs as printed whatever the node id
+    holds: spaces, quotes, `$(...)`, backticks, newlines. It is meant to be run from pytest's rootdir.
+    """
     parts = [_single_quoted(sys.executable), "-m", "pytest", _single_quoted(nodeid)]
     if dims is not None:
         parts.append("--dcuopt-dims=" + _single_quoted(json.dumps(dict(dims), separators=(",", ":"))))
     if seed is not None:
-        parts.append(f"--dcuopt-seed={seed}")
-    return " ".join([*parts, *extra])
+        parts.append(f"--dcuopt-seed={int(seed)}")
+    return " ".join([*parts, *(_single_quoted(argument) for argument in extra)])
 
 
 def _single_quoted(text: str) -> str:

@@ -2,9 +2,45 @@
 from __future__ import annotations
 
 import json
+import re
 import textwrap
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
+
+# ----- text from kernels, compilers and users, placed in Markdown -------------------------------------------------
+# Branch and case names, messages and commands can hold `|`, backticks, `*`, `<` and newlines: each is escaped
+# where it lands, so it shows as written and never ends a table row, a code span or a fenced block early.
+_INLINE_SPECIALS = re.compile(r"([\\`*\[\]|])")
+
+
+def md_text(text: Any) -> str:
+    """Inline Markdown text (a table cell, a list item) that shows `text` literally, on one line."""
+    flat = " ".join(str(text).splitlines())
+    return _INLINE_SPECIALS.sub(r"\\\1", flat).replace("<", "&lt;").replace(">", "&gt;")
+
+
+def md_code(text: Any) -> str:
+    """An inline code span holding `text` (one line): delimited by more backticks than any run inside it."""
+    flat = " ".join(str(text).splitlines())
+    ticks = "`" * (_longest_backtick_run(flat) + 1)
+    pad = " " if flat.startswith("`") or flat.endswith("`") else ""
+    return f"{ticks}{pad}{flat}{pad}{ticks}"
+
+
+def md_fence(text: Any) -> list[str]:
+    """A fenced code block holding `text` verbatim: the fence is longer than any backtick run inside it."""
+    body = str(text)
+    fence = "`" * max(3, _longest_backtick_run(body) + 1)
+    return [fence, body, fence]
+
+
+def _longest_backtick_run(text: str) -> int:
+    return max((len(run) for run in re.findall(r"`+", text)), default=0)
+
+
+def _one_line(text: Any) -> str:
+    """For the terminal: newlines shown as `\\n`, so a name or reason never breaks a table row."""
+    return str(text).replace("\r", "\\r").replace("\n", "\\n")
 
 
 def _ms(value: Any) -> str:
@@ -45,16 +81,17 @@ def _median_cell(timing: Mapping[str, Any]) -> str:
 CAPABILITIES = ("run", "compile-only", "unavailable")
 
 
-def branch_rows(toolchain: Mapping[str, Any]) -> list[list[str]]:
+def branch_rows(toolchain: Mapping[str, Any], text: Callable[[Any], str] = _one_line) -> list[list[str]]:
+    """One row per branch; `text` renders the branch name (md_text for Markdown, one line for the terminal)."""
     rows = []
     for name, branch in toolchain["branches"].items():
         timing = branch.get("timing") or {}
         tput = branch.get("throughput") or {}
         mark = "*" if branch.get("champion") else ""
         rows.append([
-            f"{name}{mark}", _correct(branch), _median_cell(timing), _ms(timing.get("iqr_ms")),
+            f"{text(name)}{mark}", _correct(branch), _median_cell(timing), _ms(timing.get("iqr_ms")),
             str(timing.get("rounds", "-")), _ab(timing), _x(branch.get("speedup_vs_baseline")), _beats(name, branch),
-            _ms(tput.get("gbps")), _ms(tput.get("gflops")), _isa(branch),
+            _ms(tput.get("gbps")), _ms(tput.get("gflops")), text(_isa(branch)),
         ])
     return rows
 
@@ -97,23 +134,26 @@ def render_summary(state: Mapping[str, Any]) -> str:
     if state.get("interrupted"):
         out += [f"> **Interrupted by {state['interrupted']}**: the run stopped early; these results are partial.", ""]
     if state.get("validation_error"):
-        out += [f"> **state.json does not match its schema**: {state['validation_error'].splitlines()[0]}", ""]
-    out += [f"- run dir: `{state['run_dir']}`", f"- started: {state['created_at']}, finished: {state['finished_at']}",
-           f"- machine: {state['machine'].get('cpu', '?')} ({state['machine'].get('host', '?')})",
-           f"- timing: {timing_text(state)}", ""]
+        out += [f"> **state.json does not match its schema**: "
+                f"{md_text(state['validation_error'].splitlines()[0])}", ""]
+    out += [f"- run dir: {md_code(state['run_dir'])}", f"- started: {state['created_at']}, finished: "
+            f"{state['finished_at']}",
+            f"- machine: {md_text(state['machine'].get('cpu', '?'))} ({md_text(state['machine'].get('host', '?'))})",
+            f"- timing: {timing_text(state)}", ""]
     toolchains = state.get("toolchains", {})
     if toolchains:
         out += ["## Toolchains", ""]
-        out += [f"- `{name}`: {toolchain_capability(state, name) or 'capability not recorded'}: {info.get('reason')}"
-                for name, info in toolchains.items()]
+        out += [f"- {md_code(name)}: {toolchain_capability(state, name) or 'capability not recorded'}: "
+                f"{md_text(info.get('reason'))}" for name, info in toolchains.items()]
         out.append("")
     for case, data in state["cases"].items():
         for toolchain, result in data["toolchains"].items():
             champion = result.get("champion")
-            out += [f"## {case} ({toolchain})", "",
-                    f"Champion: **{champion or 'none'}**" + (f" ({_x(result.get('champion_speedup'))} vs baseline)"
-                                                            if champion else " (no correct, timed branch)"), ""]
-            out += _table(branch_rows(result))
+            out += [f"## {md_text(case)} ({md_text(toolchain)})", "",
+                    f"Champion: **{md_text(champion or 'none')}**"
+                    + (f" ({_x(result.get('champion_speedup'))} vs baseline)" if champion
+                       else " (no correct, timed branch)"), ""]
+            out += _table(branch_rows(result, md_text))
             out.append("")
             out += _problems(result)
             out += _isa_lines(result)
@@ -143,12 +183,19 @@ def gate_rows(state: Mapping[str, Any]) -> list[list[str]]:
                     continue
                 change = gate.get("change") or {}
                 interval = change.get("change_interval")
-                why = _clip("; ".join(text for text in [gate.get("reason"), *(gate.get("notes") or [])] if text))
-                rows.append([case, toolchain, name, gate["verdict"], _ms(change.get("before_median_ms")),
+                why = _clip(_one_line("; ".join(text for text in [gate.get("reason"), *(gate.get("notes") or [])]
+                                                if text)))
+                rows.append([_gate_name(case), _gate_name(toolchain), _gate_name(name), gate["verdict"],
+                             _ms(change.get("before_median_ms")),
                              _ms(change.get("after_median_ms")), _pct(change.get("change")),
                              f"{_pct(interval[0])} .. {_pct(interval[1])}" if interval else "-",
                              ", ".join(gate.get("regressions") or []) or "-", why.replace("|", "/") or "-"])
     return rows
+
+
+def _gate_name(text: str) -> str:
+    """A name in the gate table, which the terminal shows too: one line, no `|` (as in `why / notes`)."""
+    return _one_line(text).replace("|", "/")
 
 
 def _clip(text: str, width: int = 120) -> str:
@@ -181,13 +228,13 @@ def gate_section(state: Mapping[str, Any]) -> list[str]:
         return []
     rule = gate.get("rule") or {}
     counts = ", ".join(f"{v} {k}" for k, v in (gate.get("counts") or {}).items()) or "nothing compared"
-    out = ["## Gate vs baseline", "", f"- baseline: `{gate['baseline']}` ({gate.get('baseline_created_at')})",
+    out = ["## Gate vs baseline", "", f"- baseline: {md_code(gate['baseline'])} ({gate.get('baseline_created_at')})",
            f"- rule: SLOW/FAST when the {rule.get('confidence', 0.95):.0%} interval of the ratio after/before excludes "
            f"1 and the change exceeds both {rule.get('threshold', 0):.1%} and {rule.get('floor_us', 0):g} us; "
            f"AMBIGUOUS re-measured up to {rule.get('retries', 0)} times; `why / notes` is cut short here, state.json "
            "has it whole", f"- verdicts: {counts}; regressions: {gate.get('regressions', 0)}"]
     if gate.get("missing"):
-        out.append(f"- in the baseline, not in this run: {', '.join(gate['missing'])}")
+        out.append(f"- in the baseline, not in this run: {md_text(', '.join(gate['missing']))}")
     return [*out, "", *table, ""]
 
 
@@ -245,8 +292,9 @@ def _isa_lines(result: Mapping[str, Any]) -> list[str]:
         if not isa:
             continue
         unmet = [c for v in isa["verdicts"] for c in v["checks"] if not c.startswith("pass")]
-        lines.append(f"- ISA **{name}**: {isa['outcome']} ({isa['family']}, {isa.get('arch') or 'arch not recorded'})")
-        lines += [f"  - {c}" for c in unmet[:8]]
+        lines.append(f"- ISA **{md_text(name)}**: {md_text(isa['outcome'])} ({md_text(isa['family'])}, "
+                     f"{md_text(isa.get('arch') or 'arch not recorded')})")
+        lines += [f"  - {md_text(c)}" for c in unmet[:8]]
     return [*lines, ""] if lines else []
 
 
@@ -257,16 +305,26 @@ def _problems(result: Mapping[str, Any]) -> list[str]:
     for name, branch in result["branches"].items():
         failure, error = branch.get("failure"), branch.get("error")
         if failure:
-            lines += [f"**{name}** is incorrect. Minimal example: dims `{json.dumps(failure['dims'])}`, "
-                      f"seed `{failure['seed']}`.", "", "```", _without_reproduce(failure).strip(), "```"]
-            lines += [f"Reproduce: `{failure['reproduce']}`", ""] if failure.get("reproduce") else [""]
+            dims, seed = md_code(json.dumps(failure["dims"])), md_code(failure["seed"])
+            lines += [f"**{md_text(name)}** is incorrect. Minimal example: dims {dims}, seed {seed}.",
+                      "", *md_fence(_without_reproduce(failure).strip())]
+            lines += [*_reproduce_lines(str(failure["reproduce"])), ""] if failure.get("reproduce") else [""]
         elif error:
-            lines += [f"**{name}** {error['kind']}:", "", "```", error["message"].strip()[:3000], "```", ""]
+            lines += [f"**{md_text(name)}** {md_text(error['kind'])}:", "",
+                      *md_fence(str(error["message"]).strip()[:3000]), ""]
         elif branch.get("skipped"):
             skipped.setdefault(branch["skipped"], []).append(name)
     for reason, names in skipped.items():
-        lines += [f"{', '.join(f'**{n}**' for n in names)} skipped: {reason}", ""]
+        lines += [f"{', '.join(f'**{md_text(n)}**' for n in names)} skipped: {md_text(reason)}", ""]
     return lines
+
+
+def _reproduce_lines(command: str) -> list[str]:
+    """`Reproduce: <command>` as a code span, or as a fenced block when the command spans lines (a code span would
+    show its newlines as spaces, and the command pasted from it would differ)."""
+    if "\n" in command or "\r" in command:
+        return ["Reproduce:", "", *md_fence(command)]
+    return [f"Reproduce: {md_code(command)}"]
 
 
 def _without_reproduce(failure: Mapping[str, Any]) -> str:
@@ -283,7 +341,7 @@ def terminal_lines(state: Mapping[str, Any]) -> list[str]:
         for toolchain, result in data["toolchains"].items():
             capability = toolchain_capability(state, toolchain)
             note = f"  [{capability}: correctness and timing skipped]" if capability not in ("run", None) else ""
-            lines.append(f"{case} [{toolchain}]  champion: {result.get('champion') or 'none'}"
+            lines.append(f"{_one_line(case)} [{toolchain}]  champion: {_one_line(result.get('champion') or 'none')}"
                          + (f" ({_x(result.get('champion_speedup'))})" if result.get("champion") else "") + note)
             lines += ["  " + row for row in _table(branch_rows(result))]
     if lines:

@@ -1,0 +1,9 @@
+"""Fixture (bad input, issue 11): dims.json is not JSON."""
+
+shapes = {"x": ("N",), "y": ("N",)}
+
+dim_ranges = {"N": (1, 64)}
+
+
+def reference(x, y, N):
+    y.copy_(2.0 * x)

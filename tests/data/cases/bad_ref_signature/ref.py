@@ -1,0 +1,5 @@
+"""Fixture (bad input, issue 11): reference() takes two parameters, solve() three."""
+
+
+def reference(x, y):
+    y.copy_(2.0 * x)

@@ -1,0 +1,7 @@
+"""Fixture (bad input, issue 11): `shapes` names a dim that dims.json does not have."""
+
+shapes = {"x": ("M",), "y": ("N",)}
+
+
+def reference(x, y, N):
+    y.copy_(2.0 * x)
