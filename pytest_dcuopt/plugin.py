@@ -104,6 +104,18 @@ def pytest_testnodedown(node: Any, error: Any) -> None:
         node.config.stash[SESSION_KEY].merge(payload)
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Build every selected branch in parallel (--dcuopt-build-jobs) before the first test runs."""
+    dcuopt = session.config.stash.get(SESSION_KEY, None)
+    if dcuopt is None or session.config.option.collectonly or not session.items:
+        return
+    report = dcuopt.prebuild(session.items)
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    if report is not None and reporter is not None:
+        reporter.write_line(f"dcuopt: {report.describe()}")
+
+
 def pytest_runtest_setup(item: pytest.Item) -> None:
     """An `isa` mark only means something on a kernel case's generated tests; elsewhere it is an error."""
     if item.get_closest_marker(markers.ISA_MARKER) is not None and item.get_closest_marker(markers.CASE_MARKER) is None:

@@ -5,7 +5,7 @@ session only wires them to pytest and to the plugin's hooks (hookspec.py)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +13,7 @@ import pytest
 
 from . import __version__
 from .bench.clock import SampleClock
-from .bench.run import interleave_with_baseline, measure, run_benchmark
+from .bench.run import benchmarks_disabled, interleave_with_baseline, measure, run_benchmark, run_disabled
 from .case.model import Branch, KernelCase, load_case
 from .check.compare import reproduce_command
 from .check.verify import CheckSettings, check_before_timing, checked_call, run_correctness
@@ -29,10 +29,11 @@ from .report.machine import machine_info, now
 from .report.records import BranchRecord
 from .report.state import build_state, validate_state
 from .report.summary import render_summary, terminal_lines
+from .timing.calibration import CalibrationStore
 from .timing.policy import significant
-from .toolchains import Availability, Toolchain, make_toolchain
+from .toolchains import Availability, Toolchain, make_toolchain, toolchain_class
 from .toolchains.cache import BuildCache
-from .variant import BuildSettings, Variant, resolve
+from .variant import BuildSettings, PrebuildReport, Variant, prebuild, resolve
 
 
 class DcuOptSession:
@@ -53,6 +54,7 @@ class DcuOptSession:
         self.state: dict[str, Any] | None = None
         self.finish_error: str | None = None  # what finish() could not write
         self.gate = build_gate(options)  # None without --dcuopt-compare; a bad baseline is a usage error here
+        self.calibrations = CalibrationStore()  # device calibrations: measured by the first worker on a device
 
     # ----- toolchains and variants ------------------------------------------------------
     @property
@@ -89,7 +91,46 @@ class DcuOptSession:
     def build_settings(self) -> BuildSettings:
         options = self.options
         return BuildSettings(self.cache, options.arch, options.extra_flags, options.log_dir, options.timeout_s,
-                             devices=options.devices, host_lock=options.host_lock)
+                             devices=options.devices, host_lock=options.host_lock, calibrations=self.calibrations)
+
+    def prebuild(self, items: Sequence[pytest.Item]) -> PrebuildReport | None:
+        """Build every branch the selected tests will build, `--dcuopt-build-jobs` at a time, before the first
+        test (None when there is nothing to build or the option is 0). Errors stay on the variants (resolve)."""
+        if self.options.build_jobs <= 0:
+            return None
+        variants = list({id(v): v for v in (self._variant_or_none(item) for item in items) if v is not None}.values())
+        if not variants:
+            return None
+        return prebuild(variants, self.cache, self.options.build_jobs)
+
+    def _variant_or_none(self, item: pytest.Item) -> Variant | None:
+        try:
+            return self._variant_for(item)
+        except (DcuOptError, OSError):  # a case that cannot load: its own tests report it, nothing is pre-built
+            return None
+
+    def _variant_for(self, item: pytest.Item) -> Variant | None:
+        """The variant a selected generated test builds, when its toolchain can do what that test needs here."""
+        from .collect import branch_ids
+
+        marker = item.get_closest_marker("dcuopt")
+        branch = getattr(getattr(item, "callspec", None), "params", {}).get("branch")
+        if marker is None or branch is None or "toolchain" not in marker.kwargs:
+            return None
+        name = str(getattr(item, "originalname", item.name))
+        timed = name.startswith("test_benchmark_")
+        if timed and self.config.getoption("benchmark_skip", False):
+            return None  # pytest-benchmark skips it
+        if name.startswith("test_correctness_") and self.config.getoption("benchmark_only", False):
+            return None
+        toolchain = str(marker.kwargs["toolchain"])
+        availability = self.availability(toolchain)
+        runs = timed or name.startswith("test_correctness_")
+        if not (availability.can_run if runs else availability.can_build):
+            return None  # the test skips without building (or cannot build at all)
+        root = item.path.parent
+        sources = dict(branch_ids(self.case(root), toolchain_class(toolchain).extensions))
+        return self.variant(root, toolchain, branch, sources[branch]) if branch in sources else None
 
     def resolve(self, variant: Variant) -> None:
         """Build and load the branch (once); observers call this for a build without a device."""
@@ -132,6 +173,11 @@ class DcuOptSession:
             reason = f"not benchmarked: {variant.label} failed its correctness test"
             variant.record.skipped = reason
             pytest.skip(reason)
+        if benchmarks_disabled(self.config):  # pytest-benchmark's semantics: run once, no statistics
+            wrong = run_disabled(variant, nodeid)
+            if wrong is not None:
+                pytest.fail(self._with_regression(variant, "correctness", wrong), pytrace=False)
+            return
         wrong = check_before_timing(variant, nodeid)  # no verdict here yet (deselected, or another xdist worker)
         if wrong is not None:
             variant.record.skipped = f"not benchmarked: {variant.label} failed the boundary dims checked before timing"

@@ -3,11 +3,18 @@
 `resolve` is the only place that builds: it imports the reference, parses the C ABI, builds
 through the toolchain (and its cache), and starts the branch's isolated worker. Errors are kept
 on the variant (a compile error fails every test of that branch alike, without rebuilding).
+
+`prebuild` compiles many branches at once in a thread pool before the first test runs (the session calls it
+when collection has finished, --dcuopt-build-jobs): each compiler is a process of its own and the build cache
+serialises builds of one key, so the threads only wait. Its artifacts and compile errors are kept on the
+variants, and `resolve` takes them instead of building again.
 """
 from __future__ import annotations
 
+import time
 import warnings
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,6 +27,7 @@ from .case.signature import bind_parameters
 from .errors import CaseError, CompileError, DcuOptError, SignatureError
 from .report.records import BranchRecord
 from .run.isolation import IsolatedKernel, WorkerSpec
+from .timing.calibration import CalibrationStore
 from .toolchains.base import Artifact, Toolchain
 from .toolchains.binding import BindSpec
 from .toolchains.cache import BuildCache
@@ -46,6 +54,7 @@ class Variant:
     failed_correctness: bool = False
     examples: int = 0
     last_failure: dict[str, Any] | None = field(default=None, repr=False)
+    prebuilt: Artifact | CompileError | None = field(default=None, repr=False)  # from `prebuild`, taken by resolve
 
     @property
     def label(self) -> str:
@@ -80,6 +89,7 @@ class BuildSettings:
     timeout_s: float
     devices: tuple[str, ...] = ()  # --dcuopt-devices: GPUs the kernel workers are pinned to (per xdist worker)
     host_lock: bool = True  # CPU timing holds the host lock (--dcuopt-no-host-lock turns it off)
+    calibrations: CalibrationStore | None = None  # device calibrations shared by the session's workers
 
 
 def resolve(variant: Variant, settings: BuildSettings) -> None:
@@ -93,13 +103,13 @@ def resolve(variant: Variant, settings: BuildSettings) -> None:
             bind_by_position_if_needed(variant, parse_solve_signature(text, str(variant.branch.source)))
             check_scalars(variant)
             check_initial_states(variant)
-        variant.artifact = variant.toolchain.build(variant.branch.source, settings.cache)
+        variant.artifact = take_prebuilt(variant) or variant.toolchain.build(variant.branch.source, settings.cache)
         variant.record.build = variant.artifact.to_json()
         log = settings.log_dir / f"{variant.label.replace('/', '__')}.log"
         spec = WorkerSpec(variant.label, variant.toolchain.name, settings.arch, settings.extra_flags,
                           variant.artifact, variant.params, log, devices=settings.devices,
                           platform=variant.toolchain.device_platform(), host_lock=settings.host_lock)
-        variant.worker = IsolatedKernel(spec, settings.timeout_s)
+        variant.worker = IsolatedKernel(spec, settings.timeout_s, settings.calibrations)
     except CompileError as exc:
         variant.setup_error = exc
         variant.record.build = {"toolchain": variant.toolchain.name, **exc.result.to_json()}
@@ -107,6 +117,60 @@ def resolve(variant: Variant, settings: BuildSettings) -> None:
     except (CaseError, SignatureError) as exc:
         variant.setup_error = exc
         variant.record.error = {"kind": "case error", "message": str(exc)}
+
+
+def take_prebuilt(variant: Variant) -> Artifact | None:
+    """The artifact `prebuild` made (None: build now); its compile error is raised here, as a build would."""
+    prebuilt, variant.prebuilt = variant.prebuilt, None
+    if isinstance(prebuilt, CompileError):
+        raise prebuilt
+    return prebuilt
+
+
+@dataclass(frozen=True)
+class PrebuildReport:
+    """What `prebuild` did: for the terminal line and docs/performance.md."""
+
+    built: int  # artifacts made or reused
+    failed: int  # compile errors (kept on their variants)
+    errors: tuple[str, ...]  # other errors: left for `resolve` to raise inside the branch's test
+    jobs: int
+    seconds: float
+
+    def describe(self) -> str:
+        parts = [f"{self.built} built or reused", *([f"{self.failed} compile errors"] if self.failed else []),
+                 *([f"{len(self.errors)} errors left to their tests"] if self.errors else [])]
+        total = self.built + self.failed + len(self.errors)
+        return (f"built {total} branches before the first test with {self.jobs} job(s) in {self.seconds:.1f} s "
+                f"({', '.join(parts)})")
+
+
+def prebuild(variants: Iterable[Variant], cache: BuildCache, jobs: int) -> PrebuildReport:
+    """Build every variant not resolved yet, `jobs` at a time; keep each artifact or compile error on its variant.
+
+    Any other error (a compiler that vanished, a full disk) is not kept: `resolve` builds that branch again inside
+    its test, where the error is reported as it would have been without the pre-build.
+    """
+    started = time.perf_counter()
+    todo = [v for v in variants if not v.resolved and v.prebuilt is None]
+    built = failed = 0
+    errors: list[str] = []
+    pool = ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="dcuopt-build")
+    try:
+        futures: list[tuple[Variant, Future[Artifact]]] = [
+            (v, pool.submit(v.toolchain.build, v.branch.source, cache)) for v in todo]
+        for variant, future in futures:
+            try:
+                variant.prebuilt = future.result()
+                built += 1
+            except CompileError as exc:
+                variant.prebuilt = exc
+                failed += 1
+            except Exception as exc:  # reported by the branch's own test, when resolve builds again
+                errors.append(f"{variant.label}: {type(exc).__name__}: {exc}")
+    finally:  # on an interrupt (SIGTERM, Ctrl-C) the queued builds are dropped; running compilers are waited for
+        pool.shutdown(wait=True, cancel_futures=True)
+    return PrebuildReport(built, failed, tuple(errors), max(1, jobs), time.perf_counter() - started)
 
 
 def check_scalars(variant: Variant) -> None:

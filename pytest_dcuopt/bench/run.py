@@ -10,6 +10,10 @@ Exclusive timing (run/devices.py): every timed request runs under its worker's d
 the host for CPU kernels unless --dcuopt-no-host-lock), shared by xdist workers and other pytest sessions on the
 host; the record's `device_lock` says which lock, how long it waited and held it, and when. The interleaved A/B
 holds the lock once around all its rounds: a second flock by the same process would wait on itself for ever.
+
+The A/B is a light operation: its rounds take the primary samples only, never the side figures (hot,
+hot-rotated, the original method, the launch overhead; `timing.side`). Under pytest-benchmark's
+--benchmark-disable nothing is timed: the benchmark test makes one checked call (`run_disabled`).
 """
 from __future__ import annotations
 
@@ -23,7 +27,7 @@ from typing import Any
 
 import pytest
 
-from ..check.verify import checked_call, output_mismatches
+from ..check.verify import check_default_once, checked_call, output_mismatches
 from ..errors import TimedCallsWrong
 from ..run.devices import LockHold, TimingLock, device_lock
 from ..timing.policy import Samples, TimingPolicy, summarize
@@ -167,7 +171,7 @@ def interleave_with_baseline(variant: Variant, baseline: Variant | None, rounds:
             or not baseline.default_verified):
         return None  # under xdist the baseline may live in another process: the separate medians are all we have
     short = replace(policy, max_time_s=policy.max_time_s / rounds, min_samples=3, min_time_s=0.0,
-                    warmup_s=policy.warmup_s / rounds)
+                    warmup_s=policy.warmup_s / rounds, side_figures=False)
     theirs: list[float] = []
     mine: list[float] = []
     base_spec, my_spec = bind_spec(baseline), bind_spec(variant)
@@ -190,6 +194,25 @@ def interleave_with_baseline(variant: Variant, baseline: Variant | None, rounds:
     assert variant.record.timing is not None
     variant.record.timing["interleaved"] = rounded
     return rounded
+
+
+BENCHMARKS_DISABLED = "benchmarks disabled (--benchmark-disable): one checked call at the default dims, no timing"
+
+
+def benchmarks_disabled(config: pytest.Config) -> bool:
+    """pytest-benchmark's --benchmark-disable as the user gave it (--benchmark-enable overrides it). Not the
+    automatic disabling under xdist: there the harness still times (and says how many workers shared the machine)."""
+    return bool(config.getoption("benchmark_disable", False)) and not config.getoption("benchmark_enable", False)
+
+
+def run_disabled(variant: Variant, nodeid: str) -> str | None:
+    """What pytest-benchmark does under --benchmark-disable: call the target once, keep no statistics. Here the
+    call is checked against the reference at the default dims; `timing` stays null and the record says why in
+    `skipped`. The failure message (the branch is then marked incorrect), or None."""
+    wrong = check_default_once(variant, nodeid)
+    if wrong is None and variant.record.timing is None:
+        variant.record.skipped = BENCHMARKS_DISABLED
+    return wrong
 
 
 def concurrent_workers() -> int:

@@ -12,6 +12,10 @@ Placement (`devices.py`): with --dcuopt-devices a GPU kernel's worker starts wit
 visible (the runtime reads the visibility variables when it initializes, so they are set in the environment the
 worker starts with), and every worker knows the lock that makes its measurements exclusive (`lock`, taken by
 bench/run.py around timing).
+
+Calibrations (`timing.calibration`): with a `CalibrationStore`, every `time` request carries the calibration the
+first worker on this device measured (keyed by the device's lock name), and the reply's calibration is kept for
+the next worker, so the event bracket and the delay kernel are calibrated once per device per session.
 """
 from __future__ import annotations
 
@@ -29,6 +33,7 @@ from typing import Any
 
 from ..case.cabi import Param
 from ..errors import KernelCrashed, KernelTimeout, WorkerError
+from ..timing.calibration import CalibrationStore
 from ..toolchains.base import Artifact
 from .devices import DevicePin, TimingLock, pin_for_worker, timing_lock, xdist_worker_id
 from .processes import WORKER_TOKEN_ENV, descendants, kill_all, marked_processes
@@ -60,9 +65,10 @@ class WorkerSpec:
 
 
 class IsolatedKernel:
-    def __init__(self, spec: WorkerSpec, timeout_s: float) -> None:
+    def __init__(self, spec: WorkerSpec, timeout_s: float, calibrations: CalibrationStore | None = None) -> None:
         self.spec = spec
         self.timeout_s = timeout_s
+        self.calibrations = calibrations  # shared by every branch of the session (None: each worker calibrates)
         # Decided once per pytest process (its xdist worker id does not change): every start gets the same GPU.
         self.pin: DevicePin | None = (pin_for_worker(spec.devices, xdist_worker_id(), spec.platform)
                                       if spec.platform is not None else None)
@@ -108,7 +114,13 @@ class IsolatedKernel:
             self._raise_dead("idle between calls (after answering the previous one)")
         if self._proc is None:
             self._start()
-        return self._exchange({"op": op, **payload}, timeout_s or self.timeout_s, op)
+        store = self.calibrations if op == "time" else None
+        if store is not None:
+            payload = {**payload, "calibration": store.get(self.lock.name)}
+        result = self._exchange({"op": op, **payload}, timeout_s or self.timeout_s, op)
+        if store is not None and isinstance(result, dict):
+            store.keep(self.lock.name, result.get("calibration"))
+        return result
 
     def _exchange(self, message: dict[str, Any], timeout_s: float, what: str) -> Any:
         assert self._proc is not None and self._proc.stdin is not None

@@ -24,10 +24,11 @@ import struct
 import sys
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, cast
 
+from ..timing.calibration import CalibratedRuntime
 from .processes import end_subtree, set_child_subreaper, set_parent_death_signal, watch_parent
 from .protocol import CheckedCall, LoadRequest, LoadResult, RunRequest, TimeRequest, TimeResult
 
@@ -94,25 +95,35 @@ class WorkerState:
         assert self.kernel is not None and self.runtime is not None
         binding.reset()
         started = time.perf_counter()
-        # Device runtimes rotate over extra input sets when one set would sit in the cache.
-        spec, working_set = request["spec"], binding.nbytes
-        others = [self.kernel.bind(replace(spec, seed=spec.seed + index), self.runtime)
-                  for index in range(1, self.runtime.rotation_sets(working_set))]
+        # The `calibration` key is not in protocol.TimeRequest yet: read it untyped (None from the first worker).
+        offered = cast(Mapping[str, Any], request).get("calibration")
+        calibrated = isinstance(self.runtime, CalibratedRuntime)
+        if offered is not None and calibrated:
+            cast(CalibratedRuntime, self.runtime).accept_calibration(offered)
+        # Device runtimes rotate over extra input sets when one set would sit in the cache; only the hot-rotated
+        # side figure uses them, so without side figures no extra sets are allocated.
+        spec, working_set, policy = request["spec"], binding.nbytes, request["policy"]
+        sets = self.runtime.rotation_sets(working_set) if policy.side_figures else 1
+        others = [self.kernel.bind(replace(spec, seed=spec.seed + index), self.runtime) for index in range(1, sets)]
         checks: list[CheckedCall] = []
         unchecked = _why_unchecked(binding)
         if unchecked is None:
             checks.append(_checked_call(binding, "the call before the first timed call", spec.seed))
         measured = time.perf_counter()
-        samples = self.runtime.measure_sets([binding.launch, *(other.launch for other in others)], request["policy"],
-                                            working_set)
+        samples = self.runtime.measure_sets([binding.launch, *(other.launch for other in others)], policy, working_set)
         measure_wall_s = time.perf_counter() - measured
         if unchecked is None:
             for index, bound in enumerate([binding, *others]):
                 checks.append(_checked_call(bound, f"the call after the last timed call (input set {index})",
                                             spec.seed + index + 1))
         del others
-        return {"samples": samples, "device": self.runtime.describe(), "measure_wall_s": measure_wall_s,
-                "checks": checks, "checks_skipped": unchecked, "worker_wall_s": time.perf_counter() - started}
+        result: TimeResult = {"samples": samples, "device": self.runtime.describe(), "measure_wall_s": measure_wall_s,
+                              "checks": checks, "checks_skipped": unchecked,
+                              "worker_wall_s": time.perf_counter() - started}
+        # For the next worker on this device (run/isolation.py keeps it); not in protocol.TimeResult yet.
+        cast(dict[str, Any], result)["calibration"] = (cast(CalibratedRuntime, self.runtime).calibration()
+                                                       if calibrated else None)
+        return result
 
 
 def _why_unchecked(binding: Any) -> str | None:

@@ -50,6 +50,8 @@ class DeviceBackend(Protocol):
     # Per-process caches of the bracket-cost calibrations (see timing.offset); None: calibrate every time.
     offset_cache: dict[int, tuple[Any, Offset]] | None = None  # id(bound call) -> (weakref to it, Offset)
     bracket_cache: dict[str, Offset] | None = None  # "offset" -> Offset (the cost does not depend on the kernel)
+    # The delay kernel's rate: "cycles_per_s", "measured_by" (pid) and "handed_over" (timing.calibration).
+    hiding_cache: dict[str, Any] | None = None
     # Names of the flush/marker activities each synchronizing sample queues (see timing.sync), per flush mode.
     activity_cache: dict[str, list[str]] | None = None
     profiler_problem: str = ""  # why the last profile_activities returned None ("" = no profiler hook at all)

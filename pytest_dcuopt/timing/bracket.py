@@ -9,6 +9,7 @@ is doubled.
 """
 from __future__ import annotations
 
+import os
 import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -35,6 +36,7 @@ class Hiding:
     delay_s: float = 0.0
     expected_gap_s: float = 0.0  # measured duration of the delay on the GPU
     adjustments: int = 0
+    rate_from: str = "measured"  # where cycles_per_s came from: measured here, or reused (see `cached_hiding`)
 
     def cycles(self, delay_s: float | None = None) -> int:
         return int((self.delay_s if delay_s is None else delay_s) * self.cycles_per_s)
@@ -45,7 +47,8 @@ class Hiding:
         return {"method": "delay kernel before the start event (torch.cuda._sleep)",
                 "delay_us": significant(self.delay_s * 1e6),
                 "measured_delay_us": significant(self.expected_gap_s * 1e6),
-                "cycles_per_us": significant(self.cycles_per_s * 1e-6), "doubled": self.adjustments}
+                "cycles_per_us": significant(self.cycles_per_s * 1e-6), "cycles_per_us_from": self.rate_from,
+                "doubled": self.adjustments}
 
 
 def delay_for(host_seconds: Sequence[float], calls: int = 1, floor_s: float = MIN_DELAY_S) -> float:
@@ -95,6 +98,21 @@ def calibrate_hiding(backend: DeviceBackend, host: Sequence[float]) -> Hiding:
     durations = sorted(s.elapsed_time(e) * 1e-3 for s, e in marks)
     rate = probe_cycles / statistics.median(durations) if durations[0] > 0 else 1e9
     return Hiding(True, cycles_per_s=rate, delay_s=delay_for(host))
+
+
+def cached_hiding(backend: DeviceBackend) -> Hiding:
+    """`calibrate_hiding` once per backend (= per device and process), or the rate handed over from the first
+    worker on this device (`timing.calibration`): the delay kernel's rate does not depend on the kernel timed."""
+    cache = backend.hiding_cache
+    rate = cache.get("cycles_per_s") if cache is not None else None
+    if cache is not None and rate and backend.sleep(0):  # sleep(0) only says whether there is a delay kernel
+        how = "handed over from the first worker on this device" if cache.get("handed_over") else "reused"
+        return Hiding(True, cycles_per_s=float(rate), delay_s=delay_for([]),
+                      rate_from=f"{how} (measured by {cache.get('measured_by', 'an earlier measurement')})")
+    hiding = calibrate_hiding(backend, [])
+    if cache is not None and hiding.supported:
+        cache.update(cycles_per_s=hiding.cycles_per_s, measured_by=f"pid {os.getpid()}", handed_over=False)
+    return hiding
 
 
 def queue_bracket(backend: DeviceBackend, body: Callable[[], Any], hiding: Hiding, clock: Callable[[], float],

@@ -20,12 +20,17 @@ The method (docs/gpu-timing.md has the reasoning and the H200 evidence), in the 
 * **Hot samples** (`extra["hot"]`): back-to-back calls behind one delay kernel, no flush, one event
   pair around the batch divided by its size; with **input rotation** (`extra["hot_rotated"]`) over
   enough input sets to exceed 3x the L2 when one set would be cache-resident. Never mixed with cold.
+  A side figure (below) unless `policy.cold` is off, when hot samples are the primary ones.
 * **Event bracket cost removed** (`timing.offset`, `extra["event_offset"]`): subtracted from every cold
   sample (offset/batch from hot ones); the record keeps the raw event median beside the corrected one
   and says when no correction could be made.
 * **Side measurements** (`timing.side`): the original skill's number in `extra["seed_method"]`, the host
   cost of one call in `extra["launch_overhead"]`, and clocks / temperature before, during and after
-  sampling in `extra["telemetry"]`.
+  sampling in `extra["telemetry"]`. Hot, hot-rotated, the original method and the launch overhead cost time
+  every branch: they are taken only with `policy.side_figures` (the plugin's --dcuopt-side-figures), else
+  recorded as absent with the reason (`side.absent_side_figure`).
+* **Calibrations once per device** (`timing.calibration`): the delay kernel's rate and the calibrated bracket
+  cost live in the backend's caches; the pytest process hands the first worker's to later workers on the device.
 
 Everything device-specific goes through a `timing.backend.DeviceBackend`;
 `toolchains.torch_runtime.TorchBackend` implements it over `torch.cuda`.
@@ -41,10 +46,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .backend import DeviceBackend
-from .bracket import Hiding, Marks, calibrate_hiding, delay_for, host_launch_seconds, queue_bracket, settle
+from .bracket import Hiding, Marks, cached_hiding, delay_for, host_launch_seconds, queue_bracket, settle
 from .offset import event_offset
 from .policy import Samples, TimingPolicy, choose_method, sample_quality, should_stop, significant
-from .side import describe_samples, launch_overhead, seed_method
+from .side import absent_side_figure, describe_samples, launch_overhead, seed_method
 from .sync import Detection, detect_sync, sample_sync, sync_record
 
 ROTATION_TARGET = 3.0  # rotate over input sets totalling at least this x L2
@@ -108,7 +113,7 @@ def measure_device(launches: Sequence[Callable[[], None]], policy: TimingPolicy,
     launch = launches[0]
     before = backend.telemetry()
     warmup_calls = _warm_up(launch, backend, policy.warmup_s, clock)
-    hiding = calibrate_hiding(backend, [])
+    hiding = cached_hiding(backend)
     detection = detect_sync(launch, backend, hiding, clock)
     method, why = choose_device_method(detection, choose_method(policy.timing_method))
     if method == "sync":
@@ -120,12 +125,15 @@ def measure_device(launches: Sequence[Callable[[], None]], policy: TimingPolicy,
     cold_median = statistics.median(cold.seconds)
     batch = hot_batch_for(cold_median)
     hot_policy = _hot_policy(policy)
-    hot = _sample_hot([launch], backend, hot_policy, hiding, host, batch, clock)
+    # Hot samples are a side figure, unless they are the primary one (policy.cold off).
+    hot = (_sample_hot([launch], backend, hot_policy, hiding, host, batch, clock)
+           if policy.side_figures or not policy.cold else None)
     offset = event_offset(launch, backend, hiding, cold.seconds, policy, clock)
     raw_cold_median = cold_median
     if offset.applied:
         cold.seconds = [t - offset.seconds for t in cold.seconds]
-        hot.seconds = [t - offset.seconds / batch for t in hot.seconds]
+        if hot is not None:
+            hot.seconds = [t - offset.seconds / batch for t in hot.seconds]
         cold_median = statistics.median(cold.seconds)
     extra: dict[str, Any] = {
         "method": "async", "method_what": ASYNC_WHAT, "method_reason": why, "sync_detected": detection.to_json(),
@@ -134,23 +142,25 @@ def measure_device(launches: Sequence[Callable[[], None]], policy: TimingPolicy,
         "event_offset": {**offset.to_json(), "raw_event_median_ms": significant(raw_cold_median * 1e3)},
         "stream": "events and kernel on the runtime's current stream (the legacy default stream for a C ABI solve)",
         "late_samples_discarded": cold.late,
-        "hot": describe_samples(hot.seconds, batch=batch, stop_reason=hot.reason, late_discarded=hot.late,
-                                what="back-to-back calls behind one delay kernel, no flush, the same inputs"),
+        "hot": (describe_samples(hot.seconds, batch=batch, stop_reason=hot.reason, late_discarded=hot.late,
+                                 what="back-to-back calls behind one delay kernel, no flush, the same inputs")
+                if hot is not None else absent_side_figure(batch=batch)),
     }
     sets = len(launches)
     extra["rotation"] = _rotation(working_set_bytes, sets, backend)
-    if sets > 1:
+    if not policy.side_figures:
+        extra["hot_rotated"] = absent_side_figure()
+    elif sets > 1:
         rotated = _sample_hot(list(launches), backend, hot_policy, hiding, host, batch, clock)
         if offset.applied:
             rotated.seconds = [t - offset.seconds / batch for t in rotated.seconds]
         extra["hot_rotated"] = describe_samples(rotated.seconds, batch=batch, sets=sets, stop_reason=rotated.reason,
                                                 what="back-to-back calls over rotating input sets, no flush")
-    extra["seed_method"] = seed_method(launch, backend)
-    extra["launch_overhead"] = launch_overhead(launch, backend, host, cold_median)
+    extra.update(_side_figures(launch, backend, policy, host, cold_median))
     extra["samples_ms"] = [significant(s * 1e3) for s in cold.seconds]
     extra["telemetry"] = {"before": before, "after": backend.telemetry(),
                           "sm_clock_mhz_during": _clock_summary(cold.clocks_mhz)}
-    chosen = cold if policy.cold else hot
+    chosen = cold if policy.cold or hot is None else hot
     primary, mode, reason = chosen.seconds, ("cold" if policy.cold else "hot"), chosen.reason
     extra.update(sample_quality(chosen.clean_count, policy, reason))
     if not policy.cold:
@@ -180,12 +190,21 @@ def _measure_sync(launches: Sequence[Callable[[], None]], policy: TimingPolicy, 
         other: {"n": 0, "skipped": f"method sync: one {mode} measurement only (nvbench's exec_tag::sync has no batch "
                                    "measurement either)"},
         "rotation": _rotation(working_set_bytes, len(launches), backend),
-        "seed_method": seed_method(launch, backend),
+        "seed_method": seed_method(launch, backend) if policy.side_figures else absent_side_figure(),
         "samples_ms": [significant(s * 1e3) for s in sampled.seconds],
         "telemetry": {"before": before, "after": backend.telemetry(), "sm_clock_mhz_during": None},
     }
     extra.update(sample_quality(len(sampled.seconds), policy, sampled.reason))
     return Samples(list(sampled.seconds), timer, mode, sampled.reason, warmup_calls, extra)
+
+
+def _side_figures(launch: Callable[[], None], backend: DeviceBackend, policy: TimingPolicy, host: Sequence[float],
+                  cold_median_s: float) -> dict[str, Any]:
+    """The original method's number and the launch overhead, or why they were not measured (opt-in)."""
+    if not policy.side_figures:
+        return {"seed_method": absent_side_figure(), "launch_overhead": absent_side_figure()}
+    return {"seed_method": seed_method(launch, backend),
+            "launch_overhead": launch_overhead(launch, backend, host, cold_median_s)}
 
 
 def _rotation(working_set_bytes: int, sets: int, backend: DeviceBackend) -> dict[str, Any]:

@@ -98,6 +98,7 @@ def _cached_bracket(backend: DeviceBackend, hiding: Hiding, clock: Callable[[], 
     if cache is not None and "offset" in cache:
         return cache["offset"].reused()
     offset = calibrate_bracket(backend, hiding, clock)
+    offset.details["measured_by"] = f"pid {os.getpid()}"  # handed over to later workers (timing.calibration)
     if cache is not None:
         cache["offset"] = offset
     return offset

@@ -23,6 +23,10 @@ class TimingPolicy:
     l2_flush: str = ""  # device timing: read | write | none ("" = $DCUOPT_L2_FLUSH, else read)
     event_offset: str = ""  # device timing: calibrated | profiler | none ("" = $DCUOPT_EVENT_OFFSET, else calibrated)
     timing_method: str = ""  # device timing: auto | async | sync ("" = $DCUOPT_TIMING_METHOD, else auto)
+    # Device timing: also measure the side figures (hot, hot-rotated, the original method, launch overhead). The
+    # plugin turns them off unless --dcuopt-side-figures (they cost time every branch); direct callers of
+    # measure_device (tools/device/*) keep them by default.
+    side_figures: bool = True
 
     def to_json(self) -> dict[str, Any]:
         return dict(self.__dict__)

@@ -16,6 +16,13 @@ from .backend import DeviceBackend
 from .policy import significant, summarize
 
 SEED_WARMUP, SEED_REPEAT = 10, 20
+SIDE_FIGURES_OFF = ("not measured: side figures (hot, hot_rotated, seed_method, launch_overhead) are opt-in "
+                    "(--dcuopt-side-figures); interleaved A/B rounds never take them")
+
+
+def absent_side_figure(**extra: Any) -> dict[str, Any]:
+    """What the record holds for a side figure that was not measured: no samples, and why."""
+    return {"n": 0, "skipped": SIDE_FIGURES_OFF, **extra}
 
 
 def describe_samples(seconds: Sequence[float], **extra: Any) -> dict[str, Any]:

@@ -36,6 +36,7 @@ from ..timing.backend import (
     choose_flush_mode,
     flush_bytes_for,
 )
+from ..timing.calibration import DeviceCalibration, export_calibration, seed_backend
 from ..timing.device import measure_device, rotation_sets
 from ..timing.policy import Samples, TimingPolicy
 from .base import Artifact, LoadedKernel, Runtime, Toolchain
@@ -142,6 +143,7 @@ class TorchBackend(DeviceBackend):
         self._tiny = torch.zeros(1, dtype=torch.float32, device=device)
         self.offset_cache = {}  # the profiler offset per bound call
         self.bracket_cache = {}  # the calibrated bracket cost of this device
+        self.hiding_cache = {}  # the delay kernel's rate on this device
         self.activity_cache = {}  # the flush/marker activity names of a synchronizing sample (timing.sync)
 
     def event(self) -> Any:
@@ -214,6 +216,7 @@ class TorchDeviceRuntime(Runtime):
         self.api = "hip" if getattr(torch.version, "hip", None) else "cuda"
         self.errors: ErrorSource | None = None
         self._backend: TorchBackend | None = None
+        self._offered: DeviceCalibration | None = None  # from the first worker on this device (timing.calibration)
         self._nvml: Any = _nvml_handle(device_index) if self.api == "cuda" else None
 
     def attach_errors(self, source: ErrorSource) -> None:
@@ -277,10 +280,31 @@ class TorchDeviceRuntime(Runtime):
                               "not the legacy default stream that a C ABI solve() launches on; the events would not "
                               "bracket the kernel. Do not time inside a torch.cuda.stream(...) context.")
         self.synchronize()
-        samples = measure_device(list(launches), policy, self.backend(policy.l2_flush), working_set_bytes)
+        backend = self.backend(policy.l2_flush)
+        handover = self._take_offered(backend)
+        samples = measure_device(list(launches), policy, backend, working_set_bytes)
         self.synchronize()
         samples.extra["device"] = self.device_name
+        if handover is not None:
+            samples.extra["calibration_handover"] = handover
         return samples
+
+    # ----- calibrations shared between workers on one device (timing.calibration) ----------
+    def accept_calibration(self, calibration: DeviceCalibration) -> None:
+        """A calibration measured by an earlier worker on this device; used by the next measurement."""
+        self._offered = calibration
+
+    def calibration(self) -> DeviceCalibration | None:
+        """This worker's calibrations (measured here or handed over), for later workers on this device."""
+        if self._backend is None:
+            return None
+        return export_calibration(self._backend, self.device_name, self._backend.flush_mode)
+
+    def _take_offered(self, backend: TorchBackend) -> dict[str, Any] | None:
+        offered, self._offered = self._offered, None
+        if offered is None:
+            return None
+        return seed_backend(backend, offered, self.device_name, backend.flush_mode)
 
     # ----- facts ------------------------------------------------------------------------
     def telemetry(self) -> dict[str, Any]:

@@ -1,0 +1,63 @@
+"""Issue 10, a harness that keeps up, end to end on the CPU toolchain.
+
+* `--benchmark-disable` does what pytest-benchmark users expect: each benchmark test calls the kernel once (checked
+  at the default dims), keeps no statistics, and the record says why it has no timing;
+* every selected branch is built before the first test, `--dcuopt-build-jobs` at a time;
+* the plugin's timing options: side figures off unless `--dcuopt-side-figures`.
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from pytest_dcuopt.bench.run import BENCHMARKS_DISABLED
+from tests.conftest import CASES
+
+RunPlugin = Callable[..., pytest.RunResult]  # tests/conftest.py's run_plugin fixture
+
+
+def state(pytester: pytest.Pytester) -> dict[str, Any]:
+    return json.loads((pytester.path / "run" / "state.json").read_text())
+
+
+def branches(pytester: pytest.Pytester) -> dict[str, dict[str, Any]]:
+    return state(pytester)["cases"]["gate_slowdown"]["toolchains"]["cpu"]["branches"]
+
+
+def test_benchmark_disable_runs_each_benchmark_once_checked_and_records_no_timing(
+        run_plugin: RunPlugin, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DCUOPT_GATE_BREAK", "1")  # `breaks` writes y[0] wrong
+    result = run_plugin(CASES / "gate_slowdown", args=("-k", "benchmark", "--benchmark-disable",
+                                                       "--dcuopt-build-jobs=2"))
+    result.assert_outcomes(passed=4, failed=1, deselected=5)
+    output = result.stdout.str()
+    assert "dcuopt: built 5 branches before the first test with 2 job(s)" in output, output
+    found = branches(pytester)
+    for name in ("baseline", "slows_down", "speeds_up", "steady"):
+        record = found[name]
+        assert record["timing"] is None and record["skipped"] == BENCHMARKS_DISABLED, record
+        assert record["examples"] == 1 and record["correct"] is None  # one call; no correctness verdict here
+        assert record["build"]["cached"] is False  # built once, before the first test
+    broken = found["breaks"]
+    assert broken["correct"] is False and broken["failure"]["stage"] == "before timing"
+    assert "gate_slowdown/cpu/breaks is wrong" in broken["failure"]["message"]
+    assert state(pytester)["options"]["timing"]["side_figures"] is False
+    assert state(pytester)["options"]["build_jobs"] == 2
+
+
+def test_with_correctness_the_disabled_benchmark_adds_one_call_and_a_wrong_branch_is_skipped(
+        run_plugin: RunPlugin, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DCUOPT_GATE_BREAK", "1")
+    result = run_plugin(CASES / "gate_slowdown", args=("--benchmark-disable", "--dcuopt-examples=3",
+                                                       "--dcuopt-build-jobs=1", "--benchmark-json=bench.json"))
+    result.assert_outcomes(passed=8, failed=1, skipped=1)
+    found = branches(pytester)
+    steady = found["steady"]
+    assert steady["correct"] is True and steady["timing"] is None and steady["skipped"] == BENCHMARKS_DISABLED
+    assert found["breaks"]["skipped"].startswith("not benchmarked")
+    assert "dcuopt: built 5 branches before the first test with 1 job(s)" in result.stdout.str()
+    bench = pytester.path / "bench.json"
+    assert not bench.exists() or json.loads(bench.read_text())["benchmarks"] == []  # no statistics
