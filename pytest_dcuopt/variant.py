@@ -30,7 +30,7 @@ from .run.isolation import IsolatedKernel, WorkerSpec
 from .timing.calibration import CalibrationStore
 from .toolchains.base import Artifact, Toolchain
 from .toolchains.binding import BindSpec
-from .toolchains.cache import BuildCache
+from .toolchains.cache import BuildCache, BuildCacheError
 
 
 class PositionalBindingWarning(UserWarning):
@@ -117,6 +117,9 @@ def resolve(variant: Variant, settings: BuildSettings) -> None:
     except (CaseError, SignatureError) as exc:
         variant.setup_error = exc
         variant.record.error = {"kind": "case error", "message": str(exc)}
+    except BuildCacheError as exc:  # the cache folder cannot be made or written: every branch fails alike, clearly
+        variant.setup_error = exc
+        variant.record.error = {"kind": "build cache error", "message": str(exc)}
 
 
 def take_prebuilt(variant: Variant) -> Artifact | None:

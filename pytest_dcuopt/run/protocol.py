@@ -9,6 +9,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 if TYPE_CHECKING:
+    from typing_extensions import NotRequired  # typing has it from 3.11; annotations are strings here
+
     from ..case.cabi import Param
     from ..timing.policy import Samples, TimingPolicy
     from ..toolchains.base import Artifact
@@ -33,6 +35,7 @@ class TimeRequest(TypedDict):
     op: Literal["time"]
     spec: BindSpec
     policy: TimingPolicy
+    calibration: NotRequired[dict[str, Any] | None]  # the device's calibration measured by an earlier worker
 
 
 class LoadResult(TypedDict):
@@ -52,6 +55,7 @@ class TimeResult(TypedDict):
     checks: list[CheckedCall]
     checks_skipped: str | None  # why the timed calls were not checked (None: they were)
     worker_wall_s: float
+    calibration: NotRequired[dict[str, Any] | None]  # what this worker measured, for the next one on the device
 
 
 class Reply(TypedDict, total=False):
