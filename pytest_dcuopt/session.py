@@ -30,7 +30,6 @@ from .report.records import BranchRecord
 from .report.state import build_state, validate_state
 from .report.summary import render_summary, terminal_lines
 from .timing.calibration import CalibrationStore
-from .timing.policy import significant
 from .toolchains import Availability, Toolchain, make_toolchain, toolchain_class
 from .toolchains.cache import BuildCache
 from .variant import BuildSettings, PrebuildReport, Variant, prebuild, resolve
@@ -184,8 +183,6 @@ class DcuOptSession:
             pytest.fail(self._with_regression(variant, "correctness", wrong), pytrace=False)
         options = self.options
         samples = run_benchmark(variant, benchmark, clock, options.policy, options.timeout_s, nodeid)
-        if variant.record.timing is not None and "samples_ms" not in variant.record.timing:  # host timing: the gate
-            variant.record.timing["samples_ms"] = [significant(s * 1e3) for s in samples.seconds]  # needs them
         baseline = self._variants.get((variant.case.name, variant.toolchain.name, "baseline"))
         interleaved = interleave_with_baseline(variant, baseline, options.interleave_rounds, options.policy,
                                                options.timeout_s)

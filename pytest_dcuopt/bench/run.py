@@ -30,7 +30,7 @@ import pytest
 from ..check.verify import check_default_once, checked_call, output_mismatches
 from ..errors import TimedCallsWrong
 from ..run.devices import LockHold, TimingLock, device_lock
-from ..timing.policy import Samples, TimingPolicy, summarize
+from ..timing.policy import Samples, TimingPolicy, significant, summarize
 from ..toolchains.binding import BindSpec, Snapshot
 from ..variant import Variant
 from .clock import SampleClock
@@ -139,6 +139,8 @@ def run_benchmark(variant: Variant, benchmark: Any, clock: SampleClock, policy: 
               "warmup_calls": samples.warmup_calls, "dims": dict(dims), "concurrent_workers": concurrent_workers(),
               "device_lock": result["device_lock"], "timed_calls_checked": result["timed_calls_checked"],
               **samples.extra}
+    # Every timing keeps its raw samples (device timing already puts them in `extra`): the gate compares them.
+    timing.setdefault("samples_ms", [significant(s * 1e3) for s in samples.seconds])
     variant.record.timing = timing
     variant.record.throughput = {k: round(v, 3)
                                  for k, v in variant.reference.throughput(dims, summary.median_ms).items()}

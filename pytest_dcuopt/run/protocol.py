@@ -63,3 +63,4 @@ class Reply(TypedDict, total=False):
     result: Any
     error: str
     traceback: str
+    fatal: bool  # the worker's context is gone (a sticky GPU fault): it exits after this reply

@@ -30,7 +30,7 @@ from typing import IO, TYPE_CHECKING, Any, cast
 
 from ..timing.calibration import CalibratedRuntime
 from .processes import end_subtree, set_child_subreaper, set_parent_death_signal, watch_parent
-from .protocol import CheckedCall, LoadRequest, LoadResult, RunRequest, TimeRequest, TimeResult
+from .protocol import CheckedCall, LoadRequest, LoadResult, Reply, RunRequest, TimeRequest, TimeResult
 
 if TYPE_CHECKING:
     from ..toolchains.base import Binding, LoadedKernel, Runtime
@@ -213,11 +213,13 @@ def serve(response_fd: int) -> int:
         if request is None:
             return 0
         try:
-            write_frame(responses, {"ok": True, "result": handlers[request["op"]](request)})
+            done: Reply = {"ok": True, "result": handlers[request["op"]](request)}
+            write_frame(responses, done)
         except Exception as exc:  # report, keep serving
             fatal = bool(getattr(exc, "fatal", False))  # e.g. a sticky GPU fault: this process's context is gone
-            write_frame(responses, {"ok": False, "error": f"{type(exc).__name__}: {exc}",
-                                    "traceback": traceback.format_exc(), "fatal": fatal})
+            failed: Reply = {"ok": False, "error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc(),
+                             "fatal": fatal}
+            write_frame(responses, failed)
             if fatal:
                 return 3
 

@@ -29,7 +29,6 @@ from .triton_contract import TritonContract
 
 MANIFEST = "manifest.json"
 #: Stages written as text; the binaries (hsaco, cubin) are written as bytes.
-BINARY_STAGES = ("hsaco", "cubin")
 RECORDED_ENV = ("AMDGCN_USE_BUFFER_OPS", "TRITON_DEFAULT_FP_FUSION", "TRITON_INTERPRET", "TRITON_CACHE_DIR")
 
 

@@ -5,7 +5,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import find, given, settings
 from hypothesis import strategies as st
 
 from pytest_dcuopt.case.buffers import Domain, resolve_shapes
@@ -134,3 +134,18 @@ def test_drawn_dims_respect_dependent_ranges_and_relations(tmp_path_factory: pyt
     assert 1 <= dims["input_size"] <= 300
     assert 1 <= dims["kernel_size"] <= min(dims["input_size"], 64)
     assert dims["kernel_size"] % 2 == 1
+
+
+@pytest.mark.parametrize(("what", "condition"), [
+    ("the top of input_size", lambda d: d["input_size"] == 300),
+    ("kernel_size at its dependent bound", lambda d: d["kernel_size"] == min(d["input_size"], 64) > 1),
+    ("the bottom of both", lambda d: d["input_size"] == 1 and d["kernel_size"] == 1),
+])
+def test_the_dependent_strategy_reaches_its_bounds(tmp_path: Path, what: str, condition: Any) -> None:
+    """The property test above only means something if the strategy is not narrower than the ranges: every bound
+    it checks is reached by some draw (a strategy stuck at the defaults would pass it and fail here)."""
+    reference = conv_reference(tmp_path)
+    strategy = dims_strategy(reference.dim_ranges, CONV_DIMS, reference.relations)
+    found = find(strategy, condition, settings=settings(max_examples=2000, database=None))
+    assert condition(found), what
+

@@ -16,6 +16,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from evidence_summary import suite_timings  # beside this script: case/branch -> timing of cuda branches
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 sys.path.insert(0, str(ROOT))
@@ -78,17 +80,6 @@ def cmd_ncu_target(args: argparse.Namespace) -> None:
         del binding
         torch.cuda.empty_cache()
     args.out.write_text(json.dumps({"order": order, "calls": NCU_CALLS}, indent=1))
-
-
-def branch_timings(state_path: Path) -> dict[str, dict[str, Any]]:
-    """case/branch -> its timing record, for every timed cuda branch of one run."""
-    state = json.loads(state_path.read_text())
-    found = {}
-    for case, data in sorted(state["cases"].items()):
-        for branch, record in sorted(data["toolchains"].get("cuda", {}).get("branches", {}).items()):
-            if record.get("timing"):
-                found[f"{case}/{branch}"] = record["timing"]
-    return found
 
 
 def _us(value_ms: float | None) -> float | None:
@@ -158,7 +149,7 @@ def _signed(value: float | None) -> str:
 def cmd_summary(args: argparse.Namespace) -> None:
     from h200_evidence import ncu_per_target, parse_ncu_csv
 
-    runs = [branch_timings(path) for path in args.states]
+    runs = [suite_timings(path) for path in args.states]
     ncu: dict[str, Any] = {}
     problems = []
     if args.ncu and args.ncu.is_file() and args.seq and args.seq.is_file():
