@@ -29,6 +29,12 @@ The method (docs/gpu-timing.md has the reasoning and the H200 evidence), in the 
   sampling in `extra["telemetry"]`. Hot, hot-rotated, the original method and the launch overhead cost time
   every branch: they are taken only with `policy.side_figures` (the plugin's --dcuopt-side-figures), else
   recorded as absent with the reason (`side.absent_side_figure`).
+* **Work left running after the end event** (`timing.bracket.work_left_after_end_event`,
+  `extra["after_end_event"]`): right after warm-up, three unbracketed calls, each followed by a wait for its end
+  event alone and then a host-timed device-wide synchronize, against the same with no call. A call whose
+  synchronize still waits (every time, over max(100 us, 4x the idle wait)) left work on a stream the events do not
+  see: its samples time the launch, not the work. The verdict `work left running` fails the branch's benchmark
+  (bench/run.py) and excludes it from champion.
 * **Calibrations once per device** (`timing.calibration`): the delay kernel's rate and the calibrated bracket
   cost live in the backend's caches; the pytest process hands the first worker's to later workers on the device.
 
@@ -46,11 +52,20 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .backend import DeviceBackend
-from .bracket import Hiding, Marks, cached_hiding, delay_for, host_launch_seconds, queue_bracket, settle
+from .bracket import (
+    Hiding,
+    Marks,
+    cached_hiding,
+    delay_for,
+    host_launch_seconds,
+    queue_bracket,
+    settle,
+    work_left_after_end_event,
+)
 from .offset import event_offset
 from .policy import Samples, TimingPolicy, choose_method, sample_quality, should_stop, significant
 from .side import absent_side_figure, describe_samples, launch_overhead, seed_method
-from .sync import Detection, detect_sync, sample_sync, sync_record
+from .sync import Detection, SyncMarks, SyncSampled, detect_sync, sample_marked, sample_sync, sync_record
 
 ROTATION_TARGET = 3.0  # rotate over input sets totalling at least this x L2
 MAX_ROTATION_SETS = 64
@@ -108,17 +123,22 @@ def choose_device_method(detection: Detection, chosen: str) -> tuple[str, str]:
 
 
 def measure_device(launches: Sequence[Callable[[], None]], policy: TimingPolicy, backend: DeviceBackend,
-                   working_set_bytes: int = 0, clock: Callable[[], float] = time.perf_counter) -> Samples:
-    """Time `launches[0]` cold and hot (and rotate over all `launches` for hot when they are several)."""
+                   working_set_bytes: int = 0, clock: Callable[[], float] = time.perf_counter,
+                   sync_marks: SyncMarks | None = None) -> Samples:
+    """Time `launches[0]` cold and hot (and rotate over all `launches` for hot when they are several).
+    `sync_marks`: the kernel library's sync hooks, used when the call waits for the device (timing.sync)."""
     launch = launches[0]
     before = backend.telemetry()
     warmup_calls = _warm_up(launch, backend, policy.warmup_s, clock)
+    after_end = work_left_after_end_event(launch, backend, clock)
     hiding = cached_hiding(backend)
     detection = detect_sync(launch, backend, hiding, clock)
     method, why = choose_device_method(detection, choose_method(policy.timing_method))
     if method == "sync":
-        return _measure_sync(launches, policy, backend, hiding, detection, why, before, warmup_calls,
-                             working_set_bytes, clock)
+        synced = _measure_sync(launches, policy, backend, hiding, detection, why, before, warmup_calls,
+                               working_set_bytes, clock, sync_marks)
+        synced.extra["after_end_event"] = after_end.to_json()
+        return synced
     host = host_launch_seconds(launch, backend, clock)
     hiding.delay_s = delay_for(host)
     cold = _sample_cold(launch, backend, policy, hiding, clock)
@@ -165,26 +185,35 @@ def measure_device(launches: Sequence[Callable[[], None]], policy: TimingPolicy,
     extra.update(sample_quality(chosen.clean_count, policy, reason))
     if not policy.cold:
         extra["cold"] = describe_samples(cold.seconds, stop_reason=cold.reason)
+    extra["after_end_event"] = after_end.to_json()
     return Samples(primary, backend.timer, mode, reason, warmup_calls, extra)
 
 
 def _measure_sync(launches: Sequence[Callable[[], None]], policy: TimingPolicy, backend: DeviceBackend, hiding: Hiding,
                   detection: Detection, why: str, before: dict[str, Any], warmup_calls: int, working_set_bytes: int,
-                  clock: Callable[[], float]) -> Samples:
-    """The sync method (timing.sync): one call per sample on an idle GPU, flushed when the policy is cold."""
+                  clock: Callable[[], float], sync_marks: SyncMarks | None) -> Samples:
+    """The sync method (timing.sync): the library's sync hooks when it has them, else one call per sample on an idle
+    GPU with the profiler's records; flushed when the policy is cold."""
     launch = launches[0]
-    sampled = sample_sync(launch, backend, policy, hiding, clock, flush=policy.cold)
-    timer = PROFILER_TIMER if sampled.primary == "kernels" else backend.timer
+    marked, profiled, marks_note = _sample_sync_call(launch, backend, policy, hiding, clock, sync_marks)
+    sampled = marked or profiled
+    assert sampled is not None
+    timer = {"kernels": PROFILER_TIMER, "kernels_marked": f"{backend.timer} (sync hooks)"}.get(
+        sampled.primary, backend.timer)
     mode = "cold" if policy.cold else "hot"
     other = "hot" if policy.cold else "cold"
     extra: dict[str, Any] = {
         "method": "sync", "method_what": SYNC_WHAT, "method_reason": why, "sync_detected": detection.to_json(),
-        "sync": sync_record(sampled, policy, timer),
+        "sync": {**sync_record(sampled, policy, timer), "hooks": marks_note,
+                 "profiler_figures": (sync_record(profiled, policy, PROFILER_TIMER) if marked and profiled
+                                      else absent_side_figure())},
         "flush": backend.flush_info() if policy.cold else {"mode": "none", "why": "hot samples: no flush"},
         "launch_hiding": {"method": "none: the call waits for the device, so no delay kernel can hide its launch; "
                                     "one call per sample on an idle GPU"},
-        "event_offset": {"applied": False, "reason": "method sync: the primary figure comes from the profiler's "
-                                                     "activity records (or is the event_span, said in timing.sync)"},
+        "event_offset": ({"applied": True, "reason": "per event segment of the sync hooks (timing.sync.hooks)"}
+                         if marked else
+                         {"applied": False, "reason": "method sync: the primary figure comes from the profiler's "
+                                                      "activity records (or is the event_span, said in timing.sync)"}),
         "stream": "one call per sample, synchronized before and after; events on the runtime's current stream",
         "late_samples_discarded": 0,
         other: {"n": 0, "skipped": f"method sync: one {mode} measurement only (nvbench's exec_tag::sync has no batch "
@@ -299,3 +328,24 @@ def _keep(accepted: list[float], times: list[float], late: list[bool], elapsed: 
             return list(times), f"time cap ({policy.max_time_s:g} s) with no clean sample; late samples kept", 0
         reason = f"time cap ({policy.max_time_s:g} s) with too few clean samples"
     return accepted, reason, len(accepted)
+
+
+def _sample_sync_call(launch: Callable[[], None], backend: DeviceBackend, policy: TimingPolicy, hiding: Hiding,
+                      clock: Callable[[], float], marks: SyncMarks | None
+                      ) -> tuple[SyncSampled | None, SyncSampled | None, str]:
+    """(marked samples, profiled samples, what the hooks did): the hooks when they work (the profiler's figures
+    then only as a side figure), else the profiler's records."""
+    if marks is None:
+        note = "none: the kernel library has no sync hooks (only `.cu` sources built by the cuda toolchain have them)"
+    else:
+        def bracket_s(first_segments: list[float]) -> float:
+            found = event_offset(launch, backend, hiding, first_segments, policy, clock)
+            return found.seconds if found.applied else 0.0
+
+        marked = sample_marked(launch, marks, backend, policy, hiding, clock, policy.cold, bracket_s)
+        if not isinstance(marked, str):
+            profiled = (sample_sync(launch, backend, policy, hiding, clock, flush=policy.cold)
+                        if policy.side_figures else None)
+            return marked, profiled, "used: the primary figure is kernels_marked"
+        note = f"not used: {marked}; the profiler's records are the primary figure"
+    return None, sample_sync(launch, backend, policy, hiding, clock, flush=policy.cold), note

@@ -36,6 +36,7 @@ from ..files import write_atomic
 from ..isa.model import ResourceUsage
 from ..isa.sass import parse_ptxas_verbose, parse_resource_usage, split_sass
 from ..isa.symbols import demangle, rename
+from ..timing.sync import MarkedCall, SyncMarks
 from ..tool import run_tool, which
 from .base import Artifact, Availability, Capability
 from .build import Compiled, build_cached, cached_entry, run_compiler
@@ -53,6 +54,7 @@ DEFAULT_ARCH = "sm_90"
 NVCC_ENV = "DCUOPT_NVCC"
 CUOBJDUMP_ENV = "DCUOPT_CUOBJDUMP"
 SHIM = Path(__file__).with_name("cuda_shim.cu")
+SYNC_HOOKS = Path(__file__).with_name("cuda_sync_hooks.h")  # force-included into `.cu` sources (timing.sync)
 PTXAS_REPORT = "ptxas.txt"  # the build log: arch, headers and the `ptxas -v` report
 BASE_FLAGS = ("-O3", "-shared", "-Xcompiler", "-fPIC", "-std=c++17", "-lineinfo", "-Xptxas", "-v")
 HIP_FLAGS = ("-x", "cu", f"-D{NVIDIA_MACRO}")
@@ -79,7 +81,7 @@ print(json.dumps(info))
 def _nvcc_identity(nvcc: str) -> str:
     result = run_tool([nvcc, "--version"], timeout=60)
     version = [line for line in result.stdout.splitlines() if "release" in line or line.startswith("Build")]
-    shim = hashlib.sha256(SHIM.read_bytes()).hexdigest()[:12]
+    shim = hashlib.sha256(SHIM.read_bytes() + SYNC_HOOKS.read_bytes()).hexdigest()[:12]
     return f"{' | '.join(version) or nvcc} | shim {shim}"
 
 
@@ -148,11 +150,14 @@ class CudaToolchain(TorchDeviceToolchain):
         header_note = ""
         if source.suffix == ".hip":
             headers = compat_include_dir(nvcc, self.identity(), cache, arch)
-            header_args = (*HIP_FLAGS, "-isystem", str(headers.include_dir))
+            header_args = (*HIP_FLAGS, "-DDCUOPT_NO_SYNC_HOOKS", "-isystem", str(headers.include_dir))
             header_note = headers.describe() + "\n"
             flags = (*flags, f"hip-headers:{headers.include_dir.parent.name}")  # into the key only
+        else:  # the blocking calls of a `.cu` solve go through the shim's hooks (timing.sync; a no-op unless armed)
+            header_args = ("-include", str(SYNC_HOOKS))
+            flags = (*flags, "sync-hooks")  # into the key only (the hooks' text is in the identity's shim hash)
         # nvcc's `-x cu` (needed for .hip) applies to every input, so a .hip build compiles the shim source.
-        shim = SHIM if header_args else self._shim_object(nvcc, arch, cache)
+        shim = SHIM if source.suffix == ".hip" else self._shim_object(nvcc, arch, cache)
         key = cache.key(source, self.name, self.identity(), arch, flags)
 
         def compile_into(staging: Path) -> Compiled:
@@ -221,6 +226,38 @@ class CudaToolchain(TorchDeviceToolchain):
     # ----- worker side ------------------------------------------------------------------
     def error_source(self, library: ctypes.CDLL) -> ErrorSource:
         return ShimErrors(library)
+
+    def sync_marks(self, library: ctypes.CDLL) -> SyncMarks | None:
+        return ShimSyncMarks(library) if hasattr(library, "dcuopt_sync_begin") else None
+
+
+class ShimSyncMarks:
+    """The sync hooks of `cuda_shim.cu` (`timing.sync.SyncMarks`): events recorded by the library's own runtime."""
+
+    CAPACITY = 32
+
+    def __init__(self, library: ctypes.CDLL) -> None:
+        self._begin, self._end = library.dcuopt_sync_begin, library.dcuopt_sync_end
+        self._read = library.dcuopt_sync_read
+        self._begin.restype, self._begin.argtypes = ctypes.c_int, [ctypes.c_longlong]
+        self._end.restype, self._end.argtypes = ctypes.c_int, []
+        self._read.restype = ctypes.c_int
+        self._read.argtypes = [ctypes.POINTER(ctypes.c_float), ctypes.c_int, ctypes.POINTER(ctypes.c_int),
+                               ctypes.POINTER(ctypes.c_double)]
+        self._out = (ctypes.c_float * self.CAPACITY)()
+
+    def begin(self, lead_cycles: int) -> bool:
+        return bool(self._begin(int(lead_cycles)))
+
+    def end(self) -> None:
+        self._end()
+
+    def read(self) -> MarkedCall | None:
+        waits, first_wait = ctypes.c_int(0), ctypes.c_double(-1.0)
+        count = self._read(self._out, self.CAPACITY, ctypes.byref(waits), ctypes.byref(first_wait))
+        if count < 0:
+            return None
+        return MarkedCall([self._out[i] * 1e-3 for i in range(count)], waits.value, first_wait.value)
 
 
 class ShimErrors(ErrorSource):

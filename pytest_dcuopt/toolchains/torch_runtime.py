@@ -39,6 +39,7 @@ from ..timing.backend import (
 from ..timing.calibration import DeviceCalibration, export_calibration, seed_backend
 from ..timing.device import measure_device, rotation_sets
 from ..timing.policy import Samples, TimingPolicy
+from ..timing.sync import SyncMarks
 from .base import Artifact, LoadedKernel, Runtime, Toolchain
 from .binding import load_solve
 from .cpu import CAbiLoaded
@@ -76,7 +77,9 @@ class CudaError(DcuOptError):
         consequence = (" The context is now unusable, so this branch's worker process exits and the next call starts "
                        "a fresh one." if fatal else "")
         fix = (" Run the branch under compute-sanitizer (memcheck) to find the faulting access." if fatal else
-               " Check solve()'s launch configuration (grid and block sizes, shared memory) against the device's "
+               " The GPU had less free memory than was asked for (a workspace solve() allocates, or buffers at these "
+               "dims): lower the sizes (dims.json, `dim_ranges`) or the workspace." if name.endswith("MemoryAllocation")
+               else " Check solve()'s launch configuration (grid and block sizes, shared memory) against the device's "
                "limits.")
         super().__init__(f"{name}{code_part}: {text}, {when}.{consequence}{fix}")
 
@@ -215,12 +218,16 @@ class TorchDeviceRuntime(Runtime):
         self.device_name = torch.cuda.get_device_name(device_index)
         self.api = "hip" if getattr(torch.version, "hip", None) else "cuda"
         self.errors: ErrorSource | None = None
+        self.sync_marks: SyncMarks | None = None  # the loaded library's sync hooks (timing.sync), if it has them
         self._backend: TorchBackend | None = None
         self._offered: DeviceCalibration | None = None  # from the first worker on this device (timing.calibration)
         self._nvml: Any = _nvml_handle(device_index) if self.api == "cuda" else None
 
     def attach_errors(self, source: ErrorSource) -> None:
         self.errors = source
+
+    def attach_sync_marks(self, marks: SyncMarks | None) -> None:
+        self.sync_marks = marks
 
     # ----- memory -----------------------------------------------------------------------
     def upload(self, array: np.ndarray) -> DeviceBuffer:
@@ -282,7 +289,7 @@ class TorchDeviceRuntime(Runtime):
         self.synchronize()
         backend = self.backend(policy.l2_flush)
         handover = self._take_offered(backend)
-        samples = measure_device(list(launches), policy, backend, working_set_bytes)
+        samples = measure_device(list(launches), policy, backend, working_set_bytes, sync_marks=self.sync_marks)
         self.synchronize()
         samples.extra["device"] = self.device_name
         if handover is not None:
@@ -360,8 +367,13 @@ class TorchDeviceToolchain(Toolchain):
             self._runtime = TorchDeviceRuntime()
         return self._runtime
 
+    def sync_marks(self, library: ctypes.CDLL) -> SyncMarks | None:
+        """The kernel library's sync hooks (timing.sync), or None when it has none (the default)."""
+        return None
+
     def load(self, artifact: Artifact, params: Sequence[Param]) -> LoadedKernel:
         library, entry = load_solve(artifact.path, params)
+        self.runtime().attach_sync_marks(self.sync_marks(library))
         errors = self.error_source(library)
         if errors is not None:
             self.runtime().attach_errors(errors)

@@ -277,3 +277,42 @@ def test_cuda_faults_are_named_and_fail_only_their_branch(run_plugin) -> None:
     # CUDA 13 reports a block of 2048 threads as cudaErrorInvalidValue; older runtimes as InvalidConfiguration.
     result.stdout.re_match_lines([r".*bad_block: CudaError: cudaErrorInvalid(Value \(1\)|Configuration \(9\)).*"
                                   r"right after calling solve\(\).*launch configuration.*"])
+
+
+@skip_if_no_nvcc
+def test_blocking_calls_in_a_cu_solve_go_through_the_sync_hooks(tmp_path: Path) -> None:
+    """timing.sync's marked method needs the call's waits to reach cuda_shim.cu's hooks (cuda_sync_hooks.h is
+    force-included into `.cu` builds): the built solve() calls the hooks, never the runtime's waits directly, and
+    the library exports the functions the worker arms and reads them with."""
+    source = tmp_path / "kernel.cu"
+    source.write_text(
+        "#include <cuda_runtime.h>\n"
+        "__global__ void twice(const float* x, float* t, int n) {\n"
+        "  int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) t[i] = 2.0f * x[i]; }\n"
+        'extern "C" void solve(const float* x, float* y, int N) {\n'
+        "  float* t = nullptr; cudaMalloc(&t, sizeof(float) * N);\n"
+        "  twice<<<(N + 255) / 256, 256>>>(x, t, N);\n"
+        "  cudaDeviceSynchronize();\n"
+        "  cudaMemcpy(y, t, sizeof(float) * N, cudaMemcpyDeviceToDevice);\n"
+        "  float first = 0.0f; cudaMemcpy(&first, y, sizeof(float), cudaMemcpyDeviceToHost);\n"
+        "  cudaStreamSynchronize(0);\n"
+        "  cudaFree(t);\n"
+        "}\n")
+    artifact = CudaToolchain().build(source, BuildCache(tmp_path / "cache"))
+    objdump = shutil.which("objdump")
+    if objdump is None:
+        pytest.skip("objdump (binutils) not found: cannot read solve()'s calls")
+    import subprocess
+
+    listing = subprocess.run([objdump, "-d", "--no-show-raw-insn", str(artifact.path)], capture_output=True,
+                             text=True, check=True).stdout
+    solve = listing.split("<solve>:", 1)[1].split("\n\n", 1)[0]
+    called = {line.rsplit("<", 1)[-1].split("@")[0].rstrip(">") for line in solve.splitlines()
+              if "\tcall" in line or "\tjmp" in line and "<" in line and "@plt" in line}
+    assert {"dcuopt_hook_device_synchronize", "dcuopt_hook_memcpy", "dcuopt_hook_stream_synchronize",
+            "dcuopt_hook_free"} <= called
+    assert not {"cudaDeviceSynchronize", "cudaMemcpy", "cudaStreamSynchronize", "cudaFree"} & called
+    exported = subprocess.run(["nm", "-D", "--defined-only", str(artifact.path)], capture_output=True, text=True,
+                              check=True).stdout
+    for name in ("dcuopt_sync_begin", "dcuopt_sync_end", "dcuopt_sync_read"):
+        assert name in exported

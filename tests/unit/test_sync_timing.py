@@ -18,8 +18,8 @@ from pytest_dcuopt.timing.backend import Activity
 from pytest_dcuopt.timing.bracket import calibrate_hiding
 from pytest_dcuopt.timing.device import measure_device
 from pytest_dcuopt.timing.policy import METHOD_ENV, TOO_FEW, TimingPolicy, choose_method
-from pytest_dcuopt.timing.sync import DETECT_MIN_DELAY_S, detect_sync, split_at_markers
-from tests.unit.test_device_timing import US, SimGpu
+from pytest_dcuopt.timing.sync import DETECT_MIN_DELAY_S, MarkedCall, detect_sync, marked_seconds, split_at_markers
+from tests.unit.test_device_timing import US, SimEvent, SimGpu
 
 POLICY = TimingPolicy(warmup_s=0.005, min_samples=10, max_time_s=0.05, min_time_s=0.01, target_rel_spread=0.01)
 ASYNC = TimingPolicy(**{**POLICY.to_json(), "timing_method": "async"})
@@ -210,3 +210,116 @@ def test_split_at_markers_allows_a_varying_number_of_activities_per_call() -> No
     assert empty == "1 of 2 calls queued no device activity the profiler saw (first: sample 0)"
     # No flush and no marker: equal shares, as the profiler offset splits them.
     assert split_at_markers([_a("k1"), _a("k1")], [], 2) == [[_a("k1")], [_a("k1")]]
+
+
+# ----- the marked method: the library's sync hooks ------------------------------------------------
+class SimMarks:
+    """cuda_shim.cu's sync hooks on `SimGpu`: S0 at begin, an E event right before each wait the call makes, a spin
+    kernel and an S event after it, the last E at end (the C code's parity rules)."""
+
+    def __init__(self, gpu: SimGpu) -> None:
+        self.gpu = gpu
+        self.armed, self.lead_cycles, self.events, self.waits = False, 0, [], 0
+        self.begin_at, self.first_wait = 0.0, -1.0
+
+    def begin(self, lead_cycles: int) -> bool:
+        self.armed, self.lead_cycles, self.events, self.waits = True, lead_cycles, [], 0
+        self.begin_at, self.first_wait = self.gpu.clock(), -1.0
+        self._record()
+        return True
+
+    def _record(self) -> None:
+        event = SimEvent(self.gpu)
+        event.record()
+        self.events.append(event)
+
+    def before_wait(self) -> None:
+        if self.armed and len(self.events) % 2 == 1:
+            if self.first_wait < 0:
+                self.first_wait = self.gpu.clock() - self.begin_at
+            self.waits += 1
+            self._record()
+
+    def after_wait(self) -> None:
+        if self.armed and len(self.events) % 2 == 0:
+            self.gpu.sleep(self.lead_cycles)
+            self._record()
+
+    def end(self) -> None:
+        if self.armed and len(self.events) % 2 == 1:
+            self._record()
+        self.armed = False
+
+    def read(self) -> MarkedCall | None:
+        pairs = zip(self.events[0::2], self.events[1::2], strict=True)
+        return MarkedCall([s.elapsed_time(e) * 1e-3 for s, e in pairs], self.waits, self.first_wait)
+
+
+class HookedGpu(SimGpu):
+    """A SimGpu whose waiting calls go through `SimMarks` (a `.cu` solve built with the hooks)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.marks = SimMarks(self)
+
+    def synchronize(self) -> None:  # only the call's own waits are hooked: the harness's are not inside a call
+        super().synchronize()
+
+    def kernel(self) -> None:
+        inner_sync = SimGpu.synchronize
+
+        def hooked_sync() -> None:
+            self.marks.before_wait()
+            inner_sync(self)
+            self.marks.after_wait()
+
+        self.synchronize = hooked_sync  # type: ignore[method-assign]
+        try:
+            super().kernel()
+        finally:
+            del self.synchronize
+
+
+@pytest.mark.parametrize("waits", [{"syncs": True}, {"alloc_s": 200 * US}], ids=["device_sync", "malloc_free"])
+def test_the_sync_hooks_time_a_waiting_call_at_the_kernel_time_without_a_profiler(waits: dict[str, Any]) -> None:
+    """The launch latency onto an idle GPU (bracket_s) and the host's wake-up after the wait are outside the marked
+    figure: the events are queued behind a delay, and E is recorded before the call waits."""
+    gpu = HookedGpu(cold_s=KERNEL_S, bracket_s=2 * US, profiler=False, **waits)
+    samples = measure_device([gpu.kernel], POLICY, gpu, clock=gpu.clock, sync_marks=gpu.marks)
+    sync = samples.extra["sync"]
+    assert samples.extra["method"] == "sync" and sync["primary"] == "kernels_marked"
+    assert sync["hooks"].startswith("used")
+    assert samples.timer == "simulated events (sync hooks)"
+    assert statistics.median(samples.seconds) == pytest.approx(KERNEL_S, rel=1e-3)
+    assert sync["profiler_figures"]["primary"] == "event_span"  # side figures on: the unhooked method ran too
+
+
+def test_without_hooks_the_profiler_is_the_primary_figure_and_the_record_says_why() -> None:
+    gpu = SimGpu(cold_s=KERNEL_S, profiler=True, syncs=True)
+    samples = measure_device([gpu.kernel], POLICY, gpu, clock=gpu.clock)
+    assert samples.extra["sync"]["primary"] == "kernels"
+    assert samples.extra["sync"]["hooks"].startswith("none: the kernel library has no sync hooks")
+
+
+def test_hooks_that_see_no_wait_fall_back_to_the_profiler_and_say_so() -> None:
+    """A call that waits through a path the hooks do not cover (here: the plain SimGpu wait) is not timed by them."""
+    gpu = SimGpu(cold_s=KERNEL_S, profiler=True, syncs=True)
+    samples = measure_device([gpu.kernel], POLICY, gpu, clock=gpu.clock, sync_marks=SimMarks(gpu))
+    assert samples.extra["sync"]["primary"] == "kernels"
+    assert "not through a call the sync hooks cover" in samples.extra["sync"]["hooks"]
+    assert statistics.median(samples.seconds) == pytest.approx(KERNEL_S, rel=1e-3)
+
+
+def test_a_call_that_reaches_its_wait_after_the_delay_ended_is_discarded_and_the_delay_grows() -> None:
+    """300 us of host work before the kernel (a large cudaMalloc): the first samples are late, the delay doubles
+    until it covers the host work, and the kept samples are the kernel's time."""
+    gpu = HookedGpu(cold_s=KERNEL_S, alloc_s=300 * US)
+    samples = measure_device([gpu.kernel], SYNC, gpu, clock=gpu.clock, sync_marks=gpu.marks)
+    assert "late samples discarded" in samples.stop_reason
+    assert statistics.median(samples.seconds) == pytest.approx(KERNEL_S, rel=1e-3)
+
+
+def test_marked_seconds_drops_an_empty_last_segment_and_subtracts_the_bracket() -> None:
+    assert marked_seconds([102e-6, 1.2e-6], 2e-6) == pytest.approx(100e-6)  # the tail after the wait was empty
+    assert marked_seconds([52e-6, 52e-6], 2e-6) == pytest.approx(100e-6)  # two kernels, each behind its own wait
+    assert marked_seconds([1e-6], 2e-6) == 0.0  # never negative
