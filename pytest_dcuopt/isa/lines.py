@@ -68,7 +68,8 @@ def parse_x86(text: str) -> list[Instruction]:
 
 # ---- SASS (cuobjdump -sass / nvdisasm) ---------------------------------------------------------
 _SASS_PREDICATE_RE = re.compile(r"^@!?U?P(?:[0-7]|T)\s+")
-_SASS_MNEMONIC_RE = re.compile(r"^(?P<m>[A-Z][A-Z0-9_]*(?:\.[A-Z0-9_]+)*)(?=\s|$)(?P<ops>.*)$")
+# Modifiers may hold lower case: sm_90's HGMMA.64x64x16.F32 names its tile shape with `x`.
+_SASS_MNEMONIC_RE = re.compile(r"^(?P<m>[A-Z][A-Z0-9_]*(?:\.[A-Za-z0-9_]+)*)(?=\s|$)(?P<ops>.*)$")
 
 
 def parse_sass(text: str) -> list[Instruction]:

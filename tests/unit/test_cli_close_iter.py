@@ -7,8 +7,10 @@ from typing import Any
 
 import pytest
 
+from pytest_dcuopt.cli import close_iter
 from pytest_dcuopt.cli.close_iter import checked_methods
 from pytest_dcuopt.cli.layout import LoopError, RunLayout
+from pytest_dcuopt.toolchains import toolchain_class
 
 from .test_cli_methods import COALESCE, UNROLL
 
@@ -62,3 +64,68 @@ def test_a_missing_budget_json_sends_the_user_to_open_iter(tmp_path: Path) -> No
     (layout.iteration(2) / "budget.json").unlink()
     with pytest.raises(LoopError, match=r"budget\.json is missing.*dcuopt open-iter"):
         checked_methods(layout, STATE, 2)
+
+
+# ----- the state rules on fixed inputs (close_iter.classify, close_iter.champion_isa) ------------------------------
+DECLARED = [{"id": i, "name": i, "axis": i.split(".")[0]} for i in
+            ("memory.vectorized_global_access", "latency.ilp_unroll", "compute.mmac_tensor_core",
+             "memory.lds_tiling")]
+HELPS = {"outcome": "helps", "slowdown_when_removed": 2.0, "slowdown_interval": [1.8, 2.2]}
+NONE_SEEN = {"outcome": "no measurable effect", "slowdown_when_removed": 1.0, "slowdown_interval": [0.9, 1.1]}
+
+
+def isa_report(champion: str, family: str, outcomes: dict[str, str]) -> dict[str, object]:
+    checks = [{"kind": "method", "subject": m, "outcome": o, "detail": f"{m} {o}"} for m, o in outcomes.items()]
+    return {"checks": [{"branch": "b9", "verdicts": []},
+                       {"branch": champion, "verdicts": [{"family": family, "checks": checks}]}]}
+
+
+def buckets(outcome: dict[str, object]) -> dict[str, str]:
+    return {m["id"]: m["bucket"] for m in close_iter.classify(DECLARED, outcome)}
+
+
+def test_state_rules_combine_the_ablation_with_the_champions_per_method_isa() -> None:
+    isa = close_iter.champion_isa(isa_report("b1", "sass", {
+        "memory.vectorized_global_access": "pass",  # LDG.E.128 found
+        "latency.ilp_unroll": "inconclusive",      # no instruction of its own: timing decides
+        "compute.mmac_tensor_core": "fail",        # built, but no tensor-core instruction in the dump
+        "memory.lds_tiling": "inconclusive",       # has a SASS signature, but the dump was incomplete
+    }), "b1")
+    assert {m: c["isa"] for m, c in isa.items()} == {
+        "memory.vectorized_global_access": "present", "latency.ilp_unroll": "no signature",
+        "compute.mmac_tensor_core": "missing", "memory.lds_tiling": "unknown"}
+    ablated = {m["id"]: HELPS for m in DECLARED}
+    found = buckets({"promoted": True, "isa": isa, "ablation": {"methods": ablated}})
+    assert found == {"memory.vectorized_global_access": "effective", "latency.ilp_unroll": "effective",
+                     "compute.mmac_tensor_core": "implementation_failed", "memory.lds_tiling": "inconclusive"}
+    quiet = buckets({"promoted": True, "isa": isa, "ablation": {"methods": {m["id"]: NONE_SEEN for m in DECLARED}}})
+    assert quiet["memory.vectorized_global_access"] == "ineffective"  # ISA present, removing it changes nothing
+    assert quiet["compute.mmac_tensor_core"] == "implementation_failed"  # whatever the timing says
+
+
+def test_without_an_isa_result_no_method_is_effective() -> None:
+    found = buckets({"promoted": True, "isa": {}, "ablation": {"methods": {m["id"]: HELPS for m in DECLARED}}})
+    assert set(found.values()) == {"inconclusive"}
+    (first, *_) = close_iter.classify(DECLARED, {"promoted": True, "isa": {}, "ablation": {}})
+    assert first["note"].startswith("ISA evidence not gathered: no ISA check result for the champion")
+
+
+def test_without_a_promotion_the_isa_is_not_consulted() -> None:
+    found = buckets({"promoted": False, "any_correct_branch": True, "isa": {"latency.ilp_unroll": {"isa": "missing"}}})
+    assert set(found.values()) == {"ineffective"}
+
+
+def test_a_method_not_ablated_is_inconclusive_even_with_its_isa_present() -> None:
+    isa = {m["id"]: {"isa": "present", "family": "sass", "detail": ""} for m in DECLARED}
+    found = close_iter.classify(DECLARED, {"promoted": True, "isa": isa, "ablation": {"status": "not run",
+                                                                                    "reason": "no flags"}})
+    assert {m["bucket"] for m in found} == {"inconclusive"} and found[0]["note"] == "not ablated: no flags"
+
+
+def test_without_a_check_result_a_method_with_no_signature_in_the_family_needs_none() -> None:
+    isa = close_iter.champion_isa(None, "b1", ["latency.ilp_unroll", "memory.vectorized_global_access"],
+                                  toolchain_class("cpu"))
+    assert isa["latency.ilp_unroll"]["isa"] == "no signature" and isa["latency.ilp_unroll"]["family"] == "x86"
+    assert "memory.vectorized_global_access" not in isa  # x86 has a signature for it: no check, no evidence
+    found = buckets({"promoted": True, "isa": isa, "ablation": {"methods": {m["id"]: HELPS for m in DECLARED}}})
+    assert found["latency.ilp_unroll"] == "effective" and found["memory.vectorized_global_access"] == "inconclusive"

@@ -4,6 +4,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from pytest_dcuopt.cli import methods
 from pytest_dcuopt.profile.methods import Tried
 
@@ -101,3 +103,35 @@ def test_missing_and_broken_files_are_problems_not_exceptions(tmp_path: Path) ->
     assert "is missing" in methods.validate(tmp_path / "methods.json", selection(1)).problems[0]
     (tmp_path / "methods.json").write_text("{")
     assert "is not valid JSON" in methods.validate(tmp_path / "methods.json", selection(1)).problems[0]
+
+
+@pytest.mark.parametrize(("budget", "arch", "bound", "history"), [
+    ({"compute": 1, "memory": 0, "latency": 2}, "sm_90", "latency", ()),
+    ({"compute": 1, "memory": 2, "latency": 0}, "gfx936", "memory", ()),
+    ({"compute": 2, "memory": 1, "latency": 0}, "x86_64", "compute", ()),
+    ({"compute": 0, "memory": 1, "latency": 2}, "sm_90", "latency", (Tried("latency.waitcnt_pipeline", "latency", 1),
+                                                                      Tried("memory.coalesced_access", "compute", 1))),
+])
+def test_a_proposed_selection_passes_every_rule(tmp_path: Path, budget: dict[str, int], arch: str, bound: str,
+                                                history: tuple[Tried, ...]) -> None:
+    chosen = methods.Selection(2, budget, bound, arch, None, "", history)
+    document = methods.propose(chosen)
+    assert methods.validate(write(tmp_path, document), chosen).problems == []
+    assert [sum(m["axis"] == axis for m in document["methods"]) for axis in ("compute", "memory", "latency")] == [
+        budget["compute"], budget["memory"], budget["latency"]]
+
+
+def test_a_proposal_skips_what_the_arch_lacks_and_what_was_tried_at_this_bound_naming_the_reason() -> None:
+    document = methods.propose(methods.Selection(2, {"compute": 1, "memory": 0, "latency": 1}, "latency", "x86_64",
+                                                 history=(Tried("latency.waitcnt_pipeline", "latency", 1),)))
+    compute, latency = document["methods"]
+    assert compute["id"] == "compute.launch_config_wave64"
+    assert {"id": "compute.mmac_tensor_core", "reason": "feature_unavailable"} in compute["skipped_higher"]
+    assert latency["id"] == "latency.reduce_barrier"
+    assert latency["skipped_higher"] == [{"id": "latency.waitcnt_pipeline", "reason": "tried_same_bound"}]
+
+
+def test_without_a_budget_the_proposal_follows_the_given_split() -> None:
+    document = methods.propose(selection(1), without_budget={"latency": 1, "memory": 1})
+    assert [m["axis"] for m in document["methods"]] == ["memory", "latency"]
+    assert [m["axis"] for m in methods.propose(selection(1, bound="unknown"))["methods"]] == ["latency"]

@@ -16,12 +16,17 @@ import pytest
 
 from pytest_dcuopt.run.devices import (
     HOST_LOCK,
+    HOST_WORKERS_ENV,
+    HOST_WORKERS_KEY,
     DeviceLockTimeout,
+    cpu_share,
     device_lock,
     gpu_lock_name,
     lock_dir,
+    note_host_workers,
     pin_for_worker,
     worker_number,
+    workers_on_host,
 )
 
 HOLD = textwrap.dedent("""
@@ -143,3 +148,50 @@ def test_the_gpu_lock_follows_the_physical_device() -> None:
     assert gpu_lock_name(pin, "nvidia", {}) == "gpu-GPU-8f3a_1"
     assert gpu_lock_name(None, "nvidia", {"CUDA_VISIBLE_DEVICES": "3,1"}) == "gpu-3"
     assert gpu_lock_name(None, "amd", {}) == "gpu-0"
+
+
+# ----- sharing the host's cores among xdist workers ------------------------------------------------------------------
+def xdist_env(worker: str, count: int, **extra: str) -> dict[str, str]:
+    return {"PYTEST_XDIST_WORKER": worker, "PYTEST_XDIST_WORKER_COUNT": str(count), **extra}
+
+
+def test_outside_xdist_or_alone_a_worker_has_the_whole_host() -> None:
+    assert cpu_share({}, cpus=2) is None
+    assert cpu_share(xdist_env("gw0", 1), cpus=2) is None
+    assert cpu_share(xdist_env("gw3", 4, **{HOST_WORKERS_ENV: "1"}), cpus=2) is None  # alone on its (remote) host
+
+
+def test_two_workers_on_two_cores_take_one_core_and_one_compiler_each() -> None:
+    share = cpu_share(xdist_env("gw1", 2), cpus=2)
+    assert share is not None and (share.per_worker, share.build_jobs(2), share.build_jobs(8)) == (1, 1, 4)
+    assert share.build_jobs(0) == 0  # --dcuopt-build-jobs 0 (no pre-build) stays off
+    assert cpu_share(xdist_env("gw0", 3), cpus=2).per_worker == 1  # type: ignore[union-attr]  # never zero
+
+
+def test_workers_start_their_builds_apart_and_each_still_builds_everything() -> None:
+    items = list("abcdefg")
+    orders = [cpu_share(xdist_env(f"gw{n}", 3), cpus=6).rotated(items) for n in range(3)]  # type: ignore[union-attr]
+    assert [order[0] for order in orders] == ["a", "c", "e"]
+    assert all(sorted(order) == items for order in orders)
+
+
+def test_remote_workers_count_per_host() -> None:
+    execnet = pytest.importorskip("execnet")
+    specs = [execnet.XSpec(text) for text in ("popen", "popen", "ssh=gpu1", "socket=10.0.0.2:8888",
+                                              "socket=10.0.0.2:8889", "popen//via=proxy", "popen//chdir=/x")]
+    assert [workers_on_host(specs, spec) for spec in specs] == [3, 3, 1, 2, 2, 1, 3]
+    environ: dict[str, str] = {}
+    note_host_workers({HOST_WORKERS_KEY: 2}, environ)
+    note_host_workers({}, environ)  # an older controller sends nothing: the count stays
+    assert environ == {HOST_WORKERS_ENV: "2"}
+
+
+def test_a_worker_caps_torch_threads_in_its_own_process_only() -> None:
+    pytest.importorskip("torch")
+    script = ("import torch; from pytest_dcuopt.run.devices import cpu_share, limit_harness_threads; "
+              "torch.set_num_threads(4); print(limit_harness_threads(cpu_share(cpus=4)), torch.get_num_threads())")
+    env = {**os.environ, **xdist_env("gw1", 2)}
+    env.pop(HOST_WORKERS_ENV, None)
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["2", "2"]

@@ -10,9 +10,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
+from pytest_dcuopt.check.profiles import fuzz_settings
 from pytest_dcuopt.isa import amdgcn, dcu, elf, sass
 from pytest_dcuopt.isa.checks import evaluate
 from pytest_dcuopt.isa.functions import split_asm, split_objdump
@@ -21,7 +22,7 @@ from pytest_dcuopt.isa.model import IsaDump
 from pytest_dcuopt.isa.spec import IsaSpec
 
 ISA = Path(__file__).parents[1] / "data" / "isa"
-FUZZ = settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+FUZZ = fuzz_settings()
 
 SAMPLES = {path: path.read_text() for path in [
     ISA / "amdgcn/features.gfx90a.objdump.txt", ISA / "amdgcn/features.gfx906.s",

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -13,10 +14,12 @@ from pytest_dcuopt.profile.methods import (
     RULES,
     Tried,
     arch_features,
+    catalog_markdown,
     load_registry,
     validate_iteration,
     validate_registry,
 )
+from pytest_dcuopt.profile.metrics import CANONICAL
 
 MEMORY_1 = {"id": "memory.coalesced_access", "axis": "memory", "priority": 1}
 MEMORY_2 = {"id": "memory.vectorized_global_access", "axis": "memory", "priority": 2}
@@ -145,3 +148,17 @@ def test_rule_coupled() -> None:
 @pytest.mark.parametrize("rule", RULES)
 def test_every_rule_has_a_test(rule: str) -> None:
     assert f"def test_rule_{rule}" in Path(__file__).read_text()
+
+
+def test_the_committed_catalog_is_the_one_generated_from_the_registry() -> None:
+    committed = (Path(__file__).parents[2] / "references" / "optimization_catalog.md").read_text()
+    assert committed == catalog_markdown(), ("references/optimization_catalog.md is stale: regenerate it with the "
+                                             "command in its header")
+
+
+def test_the_metrics_guide_names_only_normalized_metrics_and_every_indicator() -> None:
+    guide = (Path(__file__).parents[2] / "references" / "dcu_metrics_guide.md").read_text()
+    named = set(re.findall(r"^\| `([a-z0-9_]+)` \|", guide, re.MULTILINE))
+    assert named and named <= set(CANONICAL), sorted(named - set(CANONICAL))
+    indicators = {i["metric"] for m in load_registry()["methods"].values() for i in m["indicators"]}
+    assert indicators <= named, sorted(indicators - named)

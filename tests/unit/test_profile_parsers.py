@@ -2,6 +2,7 @@
 which files are recorded, built from recorded output, or constructed)."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -9,7 +10,7 @@ import pytest
 from pytest_dcuopt.profile import hipprof, ncu, perf, rocprof
 from pytest_dcuopt.profile.hipprof import PmcFormatError
 from pytest_dcuopt.profile.kernels import KernelFilter, KernelRow, select_rows
-from pytest_dcuopt.profile.metrics import derive, metric_set, rank_metrics
+from pytest_dcuopt.profile.metrics import Metric, derive, metric_set, rank_metrics
 
 DATA = Path(__file__).parents[1] / "data" / "profile"
 K_READ = "_Z6k_readILi1EEvPKDv4_fmPf"
@@ -20,49 +21,103 @@ def recorded(name: str) -> str:
     return (DATA / name).read_text()
 
 
-def joined_gfx936() -> list[KernelRow]:
-    read = hipprof.parse_pmc_csv(recorded("hipprof_pmc_read_gfx936.csv"))
-    write = hipprof.parse_pmc_csv(recorded("hipprof_pmc_write_gfx936.csv"))
-    return hipprof.join_by_dispatch({"pmc_read": read, "pmc_write": write})
+ELISION = ("...", "\u2026")  # how the research marks the values it left out
+_RANGE = re.compile(r"^(?P<base>.+)\[(?P<first>\d+)\.\.(?P<last>\d+)\]$")
 
 
-def test_recorded_hipprof_read_csv_sums_the_instance_columns_and_keeps_the_recorded_fields() -> None:
-    rows = hipprof.parse_pmc_csv(recorded("hipprof_pmc_read_gfx936.csv"))
-    assert [(r.index, r.kernel) for r in rows] == [(0, K_READ), (3, K_MMAC)]
-    k_read = rows[0].counters
-    assert k_read["GRBM_COUNT"] == 1292617 and k_read["SQ_INSTS_VMEM_RD"] == 1048576  # recorded values
-    assert k_read["TA_FLAT_READ_WAVEFRONTS"] == 1048576  # 16 instances summed ([0]=52424, [1]=52432 recorded)
-    assert k_read["TCC_EA_RDREQ"] == 16777216  # 32 instances summed
-    assert "TCC_EA_RDREQ[0]" not in k_read
-    assert rows[1].fields["arch_vgpr"] == "36" and rows[1].fields["EndNs"] == "782810306819125"
+def recorded_header(line: str) -> list[str]:
+    """The recorded header with its abridged `NAME[0..15]` notation written out as hipprof prints it."""
+    columns = []
+    for column in line.split(","):
+        match = _RANGE.match(column)
+        columns += ([f"{match['base']}[{i}]" for i in range(int(match["first"]), int(match["last"]) + 1)]
+                    if match else [column])
+    return columns
+
+
+def recorded_rows(name: str) -> list[KernelRow]:
+    """Each recorded dispatch row with exactly the columns the research recorded: the fields before the elision
+    belong to the header's first columns, those after it to its last ones; the elided columns are absent."""
+    header_line, *lines = recorded(name).splitlines()
+    header = recorded_header(header_line)
+    rows = []
+    for line in lines:
+        fields = line.split(",")
+        cut = next(i for i, field in enumerate(fields) if field in ELISION)
+        lead, tail = fields[:cut], fields[cut + 1:]
+        columns = header[:len(lead)] + (header[-len(tail):] if tail else [])
+        (row,) = hipprof.parse_pmc_csv(",".join(columns) + "\n" + ",".join(lead + tail) + "\n", name)
+        rows.append(row)
+    return rows
+
+
+READ_RECORDED = "hipprof_pmc_read_gfx936_recorded.txt"
+
+
+def test_the_recorded_header_has_the_documented_instance_counts() -> None:
+    header = recorded_header(recorded(READ_RECORDED).splitlines()[0])
+    assert sum(c.startswith("TA_TA_BUSY[") for c in header) == 16
+    assert sum(c.startswith("TCC_EA_RDREQ[") for c in header) == 32
+    assert header[-4:] == ["DispatchNs", "BeginNs", "EndNs", "CompleteNs"]
+
+
+def test_recorded_hipprof_read_rows_sum_the_recorded_instance_columns_and_keep_the_fields() -> None:
+    k_read, k_mmac = recorded_rows(READ_RECORDED)
+    assert (k_read.index, k_read.kernel, k_mmac.index, k_mmac.kernel) == (0, K_READ, 3, K_MMAC)
+    assert k_read.counters["GRBM_COUNT"] == 1292617 and k_read.counters["SQ_INSTS_VMEM_RD"] == 1048576
+    # [0] = 52424 and [1] = 52432 are recorded; [2..15] are elided, so the sum covers the recorded two only
+    assert k_read.counters["TA_FLAT_READ_WAVEFRONTS"] == 52424 + 52432
+    assert "TA_FLAT_READ_WAVEFRONTS[0]" not in k_read.counters
+    assert k_mmac.fields["arch_vgpr"] == "36" and k_mmac.fields["EndNs"] == "782810306819125"
+
+
+def test_the_recorded_mmac_dispatch_normalizes_to_a_busy_vector_pipe_and_its_kernel_time() -> None:
+    metrics = metric_set(hipprof.normalize(recorded_rows(READ_RECORDED)[1:], compute_units=80))
+    # SQ_ACTIVE_INST_VALU 1342412800 / (GRBM_GUI_ACTIVE 17339115 * 80 CUs): the pipe is ~97% busy
+    assert metrics["valu_utilization"].value == pytest.approx(0.9678, abs=1e-3)
+    time_s = metrics["kernel_time_s"].value
+    assert time_s == pytest.approx((782810306819125 - 782810295269852) * 1e-9)
+    # two independent recorded clocks agree: GRBM_COUNT at the recorded 1.5 GHz vs EndNs - BeginNs, within 0.2%
+    assert 17339115 / 1.5e9 == pytest.approx(time_s, rel=2e-3)
+    assert metrics["instructions"].value == 671324160 and metrics["cycles"].value == 17339115
+    assert (metrics["registers_per_thread"].value, metrics["scalar_registers"].value) == (36, 16)
+    assert (metrics["grid_size"].value, metrics["workgroup_size"].value) == (327680, 512)
+
+
+def test_the_recorded_read_dispatch_has_no_bytes_or_time_because_those_columns_are_elided() -> None:
+    metrics = metric_set(hipprof.normalize(recorded_rows(READ_RECORDED)[:1], compute_units=80))
+    assert metrics["valu_utilization"].value == pytest.approx(9490944 / (1292617 * 80))
+    assert "dram_read_bytes" not in metrics and "kernel_time_s" not in metrics  # absent, never 0
+
+
+def synthetic_write_group(read: list[KernelRow]) -> list[KernelRow]:
+    """No write-group row is recorded (the research gives its column names only): SYNTHETIC counters on the
+    recorded rows' dispatch identity, as a second `--pmc-write` run of the same program would report them."""
+    return [hipprof.parse_pmc_csv(
+        "Index,KernelName,TCC_EA_WRREQ[0],TCC_EA_WRREQ[1],TCC_EA_WRREQ_64B[0],TCC_EA_WRREQ_64B[1],BeginNs,EndNs\n"
+        f"{row.index},{row.kernel},100,60,90,50,1,2\n")[0] for row in read]
 
 
 def test_read_and_write_groups_join_by_dispatch_into_the_calibrated_bytes() -> None:
-    rows = joined_gfx936()
-    assert rows[0].counters["TCC_EA_WRREQ"] == 2560 and rows[0].counters["TCC_EA_RDREQ"] == 16777216
-    metrics = metric_set(hipprof.normalize(rows[:1], compute_units=80))
-    assert metrics["dram_read_bytes"].value == 64 * 16777216  # 1 GiB: 64 B per request, no 32-byte requests
-    assert metrics["dram_write_bytes"].value == 64 * 2560  # every write request was a 64-byte one
-    assert metrics["kernel_time_s"].value == pytest.approx(861745e-9)
-    assert metrics["valu_utilization"].value == pytest.approx(9490944 / (1292617 * 80))
-    derived = derive(metrics)
-    assert derived["achieved_bandwidth_gbs"].value == pytest.approx((2**30 + 64 * 2560) / 861745e-9 / 1e9)
-
-
-def test_the_mmac_dispatch_shows_a_busy_vector_pipe_from_its_recorded_counters() -> None:
-    metrics = metric_set(hipprof.normalize(joined_gfx936()[1:], compute_units=80))
-    # SQ_ACTIVE_INST_VALU 1342412800 / (GRBM_GUI_ACTIVE 17339115 * 80 CUs): the pipe is ~97% busy
-    assert metrics["valu_utilization"].value == pytest.approx(0.9678, abs=1e-3)
-    assert metrics["kernel_time_s"].value == pytest.approx((782810306819125 - 782810295269852) * 1e-9)
-    assert metrics["registers_per_thread"].value == 36
+    read = recorded_rows(READ_RECORDED)
+    joined = hipprof.join_by_dispatch({"pmc_read": read, "pmc_write": synthetic_write_group(read)})
+    assert joined[0].counters["GRBM_COUNT"] == 1292617 and joined[0].counters["TCC_EA_WRREQ"] == 160
+    assert joined[0].fields["pmc_write.BeginNs"] == "1"  # the later run's timestamps kept apart
+    metrics = metric_set(hipprof.normalize(joined[1:], compute_units=80))
+    assert metrics["dram_write_bytes"].value == 64 * 140 + 32 * 20  # 64 B per 64-byte request, 32 B per other
+    assert metrics["kernel_time_s"].value == pytest.approx(11549273e-9)  # the first (read) group's times
 
 
 def test_a_join_of_runs_that_launched_different_kernels_is_refused_naming_the_dispatch() -> None:
-    read = hipprof.parse_pmc_csv(recorded("hipprof_pmc_read_gfx936.csv"))
-    write = hipprof.parse_pmc_csv(recorded("hipprof_pmc_write_gfx936.csv"))
+    read = recorded_rows(READ_RECORDED)
+    write = synthetic_write_group(read)
     write[1].kernel = "_Z5otherv"
     with pytest.raises(PmcFormatError, match=r"dispatch 3 is '_Z11k_mmac_bf16ILi8EEviPf'.*'_Z5otherv'"):
         hipprof.join_by_dispatch({"pmc_read": read, "pmc_write": write})
+
+
+def test_calibrated_read_bytes_formula() -> None:
+    assert hipprof.read_bytes({"TCC_EA_RDREQ": 10, "TCC_EA_RDREQ_32B": 4, "TCC_EA1_RDREQ": 2}) == 64 * 6 + 32 * 4 + 128
 
 
 def test_recorded_rocprof_v1_csv_after_banner_lines_parses_with_the_same_reader() -> None:
@@ -152,7 +207,10 @@ def test_without_a_range_the_profiled_call_is_the_second_half_of_the_matching_ro
 
 
 def test_top_metrics_are_ranked_by_the_bottleneck_axis_not_by_magnitude() -> None:
-    metrics = derive(metric_set(hipprof.normalize(joined_gfx936()[:1], compute_units=80)))
+    metrics = derive(metric_set([Metric("valu_utilization", 0.09, "synthetic"),
+                                 Metric("vmem_issue_utilization", 0.40, "synthetic"),
+                                 Metric("l2_hit_rate", 0.90, "synthetic"), Metric("dram_read_bytes", 1e9, "synthetic"),
+                                 Metric("instructions", 9e6, "synthetic")]))
     top = rank_metrics(metrics, "memory", top=3)
     assert all(t["axis"] == "memory" for t in top)
     assert top[0]["name"] == "vmem_issue_utilization"  # the worst memory-axis fraction, not the largest number

@@ -9,6 +9,7 @@ import pytest
 from pytest_dcuopt.profile import hipprof
 from pytest_dcuopt.profile.metrics import Metric, derive, metric_set
 from pytest_dcuopt.profile.roofline import Ceilings, allocate_budget, ceilings_for, classify, find_device
+from tests.unit.test_profile_parsers import READ_RECORDED, recorded_rows
 
 H200 = Ceilings("h200", 67e12, 4212e9, "fp32")
 DATA = Path(__file__).parents[1] / "data" / "profile"
@@ -81,15 +82,19 @@ def test_budget_is_a_largest_remainder_split_capped_per_axis(gaps: dict[str, flo
 
 
 def test_recorded_gfx936_dispatches_get_their_own_bound_unlike_the_original() -> None:
-    """The original budget was compute 1 / memory 2 / latency 0 for any kernel with these (recorded) columns."""
-    read = hipprof.parse_pmc_csv((DATA / "hipprof_pmc_read_gfx936.csv").read_text())
-    write = hipprof.parse_pmc_csv((DATA / "hipprof_pmc_write_gfx936.csv").read_text())
-    rows = hipprof.join_by_dispatch({"pmc_read": read, "pmc_write": write})
+    """The original budget was compute 1 / memory 2 / latency 0 for any kernel with these (recorded) columns.
+
+    Only the recorded fields are used (tests/data/profile/README.md): the read kernel's TCC and timestamp columns
+    are elided in the research, so its time and bytes are derived here from recorded counters: GRBM_COUNT at the
+    recorded 1.5 GHz clock, and SQ_INSTS_VMEM_RD wave loads x 64 lanes x 16 B (a float4 pointer, `PKDv4_f`)."""
+    k_read_row, k_mmac_row = recorded_rows(READ_RECORDED)
     gfx936 = ceilings_for("gfx936:sramecc+:xnack-", "BW200, UBB BW1000", "bf16_matrix")
-    k_read = classify(derive(metric_set(hipprof.normalize(rows[:1], 80))), gfx936)
+    read_bytes = k_read_row.counters["SQ_INSTS_VMEM_RD"] * 64 * 16
+    k_read = classify(derive(metric_set(hipprof.normalize([k_read_row], 80))), gfx936, model_bytes=read_bytes,
+                      time_s=k_read_row.counters["GRBM_COUNT"] / 1.5e9)
     # 1 GiB in 0.86 ms = 1.25 TB/s against the measured 1339 GB/s read ceiling: within 7% of the roof
     assert k_read.bound == "memory" and k_read.stop is not None
-    k_mmac = classify(derive(metric_set(hipprof.normalize(rows[1:], 80))), gfx936,
+    k_mmac = classify(derive(metric_set(hipprof.normalize([k_mmac_row], 80))), gfx936,
                       model_flops=671324160 / 2 * 2 * 8192)  # MMAC 16x16x16: 8192 FLOP per wave-instruction
     assert k_mmac.bound == "compute"
     # 5.5e12 FLOP in 11.55 ms = 476 TFLOP/s: the measured bf16 MMAC peak of peaks.json (this microbenchmark's)

@@ -7,10 +7,12 @@ tests/plugin/test_bad_inputs.py runs a selection through pytest to show the sess
 """
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from pytest_dcuopt.case.buffers import check_fits_in_memory, resolve_shapes
@@ -18,7 +20,12 @@ from pytest_dcuopt.case.cabi import Param, parse_solve_signature
 from pytest_dcuopt.case.model import load_case
 from pytest_dcuopt.case.reference import load_reference
 from pytest_dcuopt.case.signature import bind_parameters
+from pytest_dcuopt.check.verify import reference_outputs
 from pytest_dcuopt.errors import CaseError
+from pytest_dcuopt.report.records import BranchRecord
+from pytest_dcuopt.toolchains import make_toolchain
+from pytest_dcuopt.toolchains.binding import Snapshot
+from pytest_dcuopt.variant import Variant
 
 REF = '''shapes = {"x": ("N",), "y": ("N",)}
 dim_ranges = {"N": (1, 64)}
@@ -124,6 +131,30 @@ BAD_INPUTS: list[tuple[str, dict[str, str | bytes], str]] = [
      r"`flops` raised ZeroDivisionError.*at dims \{'N': 100\}"),
     ("bytes_moved returns a string", {"ref": ref_with("def bytes_moved(N):\n    return 'many'\n")},
      r"`bytes_moved` returned 'many' at the default dims.*finite number >= 0"),
+    ("shapes misses a pointer", {"ref": ref_with(old='"x": ("N",), ', new="")},
+     r"`shapes` has no entry for pointer parameter 'x'.*Add e.g. shapes\['x'\] = \('N',\)"),
+    ("shapes not a dict", {"ref": ref_with(old='shapes = {"x": ("N",), "y": ("N",)}', new='shapes = [("N",)]')},
+     r"`shapes` must map pointer parameters to tuples.*got \[\('N',\)\]"),
+    ("shapes entry a string, not a tuple", {"ref": ref_with(old='"x": ("N",)', new='"x": "N"')},
+     r"`shapes` must map pointer parameters to tuples.*e.g. \{'x': \('N',\)\}"),
+    ("shapes extent a float", {"ref": ref_with(old='"x": ("N",)', new='"x": (2.5,)')},
+     r"shapes\['x'\]: 2.5 is a float; write an integer, a dim name"),
+    ("shapes extent not an expression", {"ref": ref_with(old='"x": ("N",)', new='"x": ("N +",)')},
+     r"shapes\['x'\]: `N \+` is not an expression"),
+    ("inputs not a dict", {"ref": ref_with('inputs = [("normal", 0.0, 1.0)]\n')},
+     r"`inputs` must be a dict parameter -> value domain"),
+    ("inputs bound naming no dim", {"ref": ref_with('inputs = {"x": ("uniform", 0.0, "abc")}\n')},
+     r"inputs\['x'\]: `abc` names 'abc', which is not a dim"),
+    ("flops takes an unknown dim", {"ref": ref_with("def flops(M):\n    return 1.0\n")},
+     r"`flops\(M\)` takes 'M', which is not in dims.json.*rename the parameter"),
+    ("atol a string", {"ref": ref_with('atol = "1e-5"\n')}, r"`atol = '1e-5'` is a str.*e.g. `atol = 1e-5`"),
+    ("relations the default dims break", {"ref": ref_with('relations = ["N % 64 == 0"]\n')},
+     r"the default dims \{'N': 100\} break the declared relations.*Fix dims.json"),
+    ("dim_ranges names an unknown dim", {"ref": ref_with(old='dim_ranges = {"N": (1, 64)}',
+                                                          new='dim_ranges = {"M": (1, 64)}')},
+     r"dim_ranges names \['M'\], which are not in dims.json"),
+    ("dim_ranges float bound", {"ref": ref_with(old="(1, 64)", new="(1.5, 64)")},
+     r"dim_ranges\['N'\]: 1.5 is a float; write an integer"),
     ("kernel without solve", {"kernel": 'extern "C" void other(const float* x, float* y, int N) {}\n'},
      r"no `solve\(` entry point found.*extern \"C\" void solve"),
     ("solve not extern C", {"kernel": "void solve(const float* x, float* y, int N) {}\n"},
@@ -237,3 +268,64 @@ def test_every_message_names_the_file(tmp_path: Path) -> None:
         with pytest.raises(CaseError) as raised:
             read_as_the_build_does(root)
         assert str(root) in str(raised.value), (name, str(raised.value))
+
+
+# ----- a seed run's state.json names the ref.py that collection imports -------------------------------------------
+def seed_run(root: Path, ref_file: object) -> Path:
+    """A case folder holding ref.py and a seed run `run_.../` whose state.json names `ref_file`."""
+    (root / "ref.py").write_text(REF)
+    run = root / "run_20260101_000000"
+    (run / "baseline").mkdir(parents=True)
+    (run / "baseline" / "kernel.cpp").write_text(KERNEL)
+    (run / "state.json").write_text(json.dumps({"ref_file": ref_file, "dims": {"N": 100}}))
+    return run
+
+
+@pytest.mark.parametrize("where", ["absolute path elsewhere", "relative path climbing out", "symlink in the run"])
+def test_a_seed_run_naming_a_ref_file_outside_the_run_is_refused_not_imported(tmp_path: Path, where: str) -> None:
+    """Collecting a seed run imports the ref_file its state.json names: code outside the run must not be run."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    planted = elsewhere / "ref.py"
+    planted.write_text("raise SystemExit('planted code ran')\n")
+    case = tmp_path / "case"
+    case.mkdir()
+    named: object = {"absolute path elsewhere": str(planted), "relative path climbing out": "../../elsewhere/ref.py",
+                     "symlink in the run": "linked_ref.py"}[where]
+    run = seed_run(case, named)
+    if where == "symlink in the run":
+        (run / "linked_ref.py").symlink_to(planted)
+    with pytest.raises(CaseError, match=r"outside the run.*copy it into the run or to .*ref\.py") as caught:
+        load_case(run)
+    assert str(planted) in str(caught.value)
+
+
+@pytest.mark.parametrize("named", ["ref.py in the run", "ref.py beside the run", None, 42])
+def test_a_seed_run_reads_its_own_ref_file(tmp_path: Path, named: object) -> None:
+    run = seed_run(tmp_path, {"ref.py in the run": "ref.py", "ref.py beside the run": str(tmp_path / "ref.py")}.get(
+        str(named), named))
+    (run / "ref.py").write_text(REF)
+    if named == 42:
+        with pytest.raises(CaseError, match="ref_file = 42 is not a path"):
+            load_case(run)
+        return
+    case = load_case(run)
+    expected = run / "ref.py" if named == "ref.py in the run" else tmp_path / "ref.py"
+    assert case.ref_path.resolve() == expected.resolve()
+    assert [b.name for b in case.branches] == ["baseline"]
+
+
+def test_a_reference_that_returns_its_result_instead_of_writing_it_is_named(tmp_path: Path) -> None:
+    """Before, the branch failed with "values differ ... reference=0.0", blamed on the kernel."""
+    root = write_case(tmp_path / "case", ref=REF.replace("    y.copy_(2 * x)", "    return 2 * x"))
+    case = load_case(root).for_toolchain("cpu")
+    baseline = case.branches[0]
+    variant = Variant(case, make_toolchain("cpu"), baseline, BranchRecord(case.name, "cpu", "baseline",
+                                                                         str(baseline.source)))
+    variant.reference = load_reference(root / "ref.py", case.dims)
+    variant.params = parse_solve_signature(KERNEL)
+    x = np.arange(1, 5, dtype=np.float32)
+    snapshot = Snapshot({"x": x, "N": np.asarray(4)}, {"y": np.full(4, np.nan, np.float32)},
+                        {"x": "float32", "y": "float32", "N": "int32"}, [])
+    with pytest.raises(CaseError, match=r"returned a value \(Tensor\) and wrote nothing into its outputs \['y'\]"):
+        reference_outputs(variant, snapshot, {"N": 4}, {"x": (4,), "y": (4,)})

@@ -1,0 +1,187 @@
+"""Capture TorchInductor's autotuning: every tuned kernel's configs, timings, arguments and inputs.
+
+Switched on explicitly, never by importing this module:
+* `dcuopt triton capture --out DIR -- python model.py` (runs the script under `python -m
+  pytest_dcuopt.triton_flow.capture DIR model.py ...`, which installs the hook first);
+* `DCUOPT_TRITON_CAPTURE=DIR` for a process that calls `install_from_env()` (the plugin does, see below);
+* pytest's `--dcuopt-triton-capture DIR` (the plugin sets the variable and installs the hook at configure time).
+
+The hook wraps `CachingAutotuner.benchmark_all_configs`: before the original benchmarks the configs, the
+arguments are described (shape, stride, dtype, storage offset; scalars by value) and copied to the host; after
+it, the timings per config are recorded. Each tuned kernel gets a folder `DIR/<kernel>_<n>/` holding
+`kernel.py` (Inductor's generated module), `inputs.pt` (the arguments), `capture.json` (the record) and `run.py`
+(re-runs the kernel on those inputs, timed by the harness: `python DIR/<kernel>_<n>/run.py`). `DIR/autotune.jsonl`
+gets one line per kernel and `DIR/autotune.log` a readable table. A failure while capturing is written to
+`DIR/capture-errors.log` and never reaches the model.
+"""
+from __future__ import annotations
+
+import json
+import os
+import runpy
+import shutil
+import sys
+import time
+import traceback
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+CAPTURE_ENV = "DCUOPT_TRITON_CAPTURE"
+RECORDS = "autotune.jsonl"
+READABLE_LOG = "autotune.log"
+ERRORS = "capture-errors.log"
+RUNNER = '''"""Re-run {kernel} on the inputs captured during autotuning, timed by pytest_dcuopt's device timing."""
+import sys
+from pathlib import Path
+
+from pytest_dcuopt.triton_flow.replay import main
+
+sys.exit(main([str(Path(__file__).resolve().parent), *sys.argv[1:]]))
+'''
+
+
+def describe_argument(name: str, value: Any) -> dict[str, Any]:
+    if hasattr(value, "shape") and hasattr(value, "stride"):
+        return {"name": name, "shape": list(value.shape), "stride": list(value.stride()), "dtype": str(value.dtype),
+                "storage_offset": int(value.storage_offset()), "device": str(value.device),
+                "bytes": int(value.numel() * value.element_size())}
+    plain = isinstance(value, (int, float, bool, str)) or value is None
+    return {"name": name, "value": value if plain else repr(value)}
+
+
+def config_entry(launcher: Any, ms: float) -> dict[str, Any]:
+    config = launcher.config
+    return {"config": str(config), "kwargs": dict(config.kwargs), "num_warps": config.num_warps,
+            "num_stages": config.num_stages, "ms": ms, "n_regs": getattr(launcher, "n_regs", None),
+            "n_spills": getattr(launcher, "n_spills", None), "shared": getattr(launcher, "shared", None)}
+
+
+class Recorder:
+    """Writes one capture folder per tuned kernel under `root`."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.count = 0
+        root.mkdir(parents=True, exist_ok=True)
+        (root / RECORDS).touch()  # a capture in which nothing was autotuned is still a capture (of 0 kernels)
+
+    def before(self, autotuner: Any, args: Sequence[Any]) -> dict[str, Any]:
+        import torch
+
+        names = list(getattr(autotuner.fn, "arg_names", [])) or [f"arg{i}" for i in range(len(args))]
+        described = [describe_argument(n, v) for n, v in zip(names, args, strict=False)]
+        # copy=True: a snapshot, even of a tensor already on the host (the benchmark may run in place)
+        inputs = {n: v.detach().to("cpu", copy=True) for n, v in zip(names, args, strict=False)
+                  if isinstance(v, torch.Tensor)}
+        return {"names": names, "args": described, "inputs": inputs}
+
+    def after(self, autotuner: Any, snapshot: dict[str, Any], timings: dict[Any, float], seconds: float) -> None:
+        import torch
+
+        kernel = autotuner.fn.__name__
+        folder = self.new_folder(kernel)
+        configs = [config_entry(launcher, float(ms)) for launcher, ms in timings.items()]
+        best = min(configs, key=lambda c: c["ms"]) if configs else None
+        mutated = list(getattr(autotuner, "mutated_arg_names", []) or [])
+        footprint = sum(a.get("bytes", 0) * (2 if a["name"] in mutated else 1) for a in snapshot["args"])
+        source = Path(autotuner.fn.fn.__code__.co_filename)
+        shutil.copy2(source, folder / "kernel.py")
+        torch.save(snapshot["inputs"], folder / "inputs.pt")
+        record = {"kernel": kernel, "folder": folder.name, "source": str(source), "arg_names": snapshot["names"],
+                  "args": snapshot["args"], "mutated_arg_names": mutated, "configs": configs, "best": best,
+                  "autotune_seconds": round(seconds, 4), "footprint_bytes": footprint,
+                  "footprint_gbps": footprint / (best["ms"] * 1e-3) / 1e9 if best and best["ms"] > 0 else None,
+                  "torch": torch.__version__, "correctness": "not checked: a replay times the kernel; "
+                                                            "correctness needs an independent reference (to-case)"}
+        (folder / "capture.json").write_text(json.dumps(record, indent=2, default=str) + "\n")
+        (folder / "run.py").write_text(RUNNER.format(kernel=kernel))
+        with (self.root / RECORDS).open("a") as handle:
+            handle.write(json.dumps(record, default=str) + "\n")
+        with (self.root / READABLE_LOG).open("a") as handle:
+            handle.write(readable(record))
+
+    def new_folder(self, kernel: str) -> Path:
+        """`<kernel>_<n>` with the first free n: several processes (xdist workers) may record into one root."""
+        while True:
+            self.count += 1
+            folder = self.root / f"{kernel}_{self.count}"
+            try:
+                folder.mkdir(parents=True)
+                return folder
+            except FileExistsError:
+                continue
+
+    def failed(self, where: str) -> None:
+        with (self.root / ERRORS).open("a") as handle:
+            handle.write(f"{time.strftime('%Y-%m-%d %H:%M:%S')} {where}\n{traceback.format_exc()}\n")
+
+
+def readable(record: dict[str, Any]) -> str:
+    lines = [f"== {record['kernel']} ({record['folder']}): {len(record['configs'])} configs, "
+             f"autotune {record['autotune_seconds']} s"]
+    lines += [f"  {a['name']:<16} shape={a['shape']} stride={a['stride']} dtype={a['dtype']}" if "shape" in a
+              else f"  {a['name']:<16} = {a['value']}" for a in record["args"]]
+    best = record["best"] or {}
+    lines += [f"  {c['ms']:10.4f} ms  {c['config']}" + ("  BEST" if c is best or c == best else "")
+              for c in record["configs"]]
+    if record["footprint_gbps"]:
+        lines.append(f"  footprint {record['footprint_bytes'] / 1e6:.2f} MB -> {record['footprint_gbps']:.1f} GB/s at "
+                     "the best config (tensor bytes over time; not HBM traffic)")
+    return "\n".join(lines) + "\n"
+
+
+def install(root: Path) -> Callable[[], None]:
+    """Wrap CachingAutotuner.benchmark_all_configs to record into `root`; returns the function that undoes it."""
+    from torch._inductor.runtime.triton_heuristics import CachingAutotuner
+
+    original: Any = CachingAutotuner.benchmark_all_configs
+    if getattr(original, "dcuopt_capture", None) is not None:
+        return lambda: None
+    recorder = Recorder(root.resolve())
+
+    def benchmark_all_configs(self: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            snapshot = recorder.before(self, args)
+        except Exception:
+            recorder.failed(f"describing the arguments of {getattr(self.fn, '__name__', '?')}")
+            snapshot = None
+        start = time.perf_counter()
+        timings = original(self, *args, **kwargs)
+        if snapshot is not None:
+            try:
+                recorder.after(self, snapshot, timings, time.perf_counter() - start)
+            except Exception:
+                recorder.failed(f"recording {getattr(self.fn, '__name__', '?')}")
+        return timings
+
+    benchmark_all_configs.dcuopt_capture = recorder  # type: ignore[attr-defined]
+
+    def uninstall() -> None:
+        CachingAutotuner.benchmark_all_configs = original  # type: ignore[method-assign]
+
+    CachingAutotuner.benchmark_all_configs = benchmark_all_configs  # type: ignore[method-assign]
+    return uninstall
+
+
+def install_from_env() -> Callable[[], None] | None:
+    folder = os.environ.get(CAPTURE_ENV, "").strip()
+    return install(Path(folder)) if folder else None
+
+
+def main(argv: Sequence[str]) -> int:
+    """`python -m pytest_dcuopt.triton_flow.capture DIR script.py [args...]`: run the script with capture on."""
+    if len(argv) < 2:
+        print("usage: python -m pytest_dcuopt.triton_flow.capture DIR script.py [args...]", file=sys.stderr)
+        return 2
+    root, script = Path(argv[0]), argv[1]
+    os.environ[CAPTURE_ENV] = str(root.resolve())  # child processes (compile workers) see it too
+    install(root)
+    sys.argv = [script, *argv[2:]]
+    sys.path.insert(0, str(Path(script).resolve().parent))
+    runpy.run_path(script, run_name="__main__")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
