@@ -32,4 +32,8 @@ branch_marks = {
     "smem_tiled": [pytest.mark.isa(
         family="sass", methods=["memory.lds_tiling"], max_spills=0,
         reason="tiles staged in shared memory (STS + LDS), without spilling")],
+    # Triton: AOT-compiled for the target (default gfx942 with no GPU; see docs/triton.md).
+    "triton_dot": [pytest.mark.isa(
+        family="amdgcn", require=[r"\bv_mfma_f32_32x32x2_?f32\b", r"\bs_barrier\b"], max_spills=0,
+        reason="tl.dot in IEEE fp32 is the fp32 MFMA (v_mfma_f32_32x32x2f32), tiles staged in LDS, no spills")],
 }

@@ -22,9 +22,11 @@ Importing this module imports neither torch nor triton.
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
+import re
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from importlib import metadata
 from pathlib import Path
@@ -34,27 +36,40 @@ import numpy as np
 
 from ..case.buffers import numel
 from ..case.cabi import Param
+from ..case.model import Branch
 from ..errors import CaseError
 from ..isa.model import IsaDump, ResourceUsage
 from ..timing.host import measure_host
 from ..timing.policy import Samples, TimingPolicy
-from .base import Artifact, Availability, Capability, Runtime, Toolchain
+from .base import Artifact, Availability, BranchUnavailable, Capability, Runtime, Toolchain
 from .binding import BindSpec, CAbiBinding, Snapshot
 from .build import cached_entry
 from .cache import BuildCache
 from .probe import torch_build
 from .torch_runtime import DeviceBuffer, TorchDeviceRuntime
+from .triton_aot import KERNEL_METADATA
 from .triton_contract import TRITON_SUFFIX, TritonContract, contract_for_build
-from .triton_isa import dump_triton_artifact, target_for
+from .triton_isa import compile_ahead, dump_triton_artifact, kernel_metadata, target_for
+from .triton_variants import (
+    VARIANT_MARK,
+    check_against_launcher,
+    declared_variants,
+    split_variant_source,
+    variant_named,
+    variant_source,
+)
 
 CONTRACT_FILE = "contract.json"
 INTERPRET_ENV = "TRITON_INTERPRET"
 #: Triton 3.9 warns when this is unset and will change its default in 3.10: pin today's default, and record it.
 FP_FUSION_ENV = "TRITON_DEFAULT_FP_FUSION"
+#: On AMD, whether Triton may use buffer instructions; recorded with every build, set only by a variant's `env`.
+BUFFER_OPS_ENV = "AMDGCN_USE_BUFFER_OPS"
 INTERPRETER_TIMER = "host perf_counter_ns under the Triton interpreter (TRITON_INTERPRET=1)"
 INTERPRETER_NOTE = ("interpreter timing: Triton's CPU interpreter emulating the kernel with numpy; NOT representative "
                     "of any GPU (use it only to see that timing runs)")
 _TRUE = ("1", "true", "yes", "on")
+_EXCEPTION_RE = re.compile(r"^[A-Za-z_][\w.]*(?:Error|Exception|Failure)\b:?")
 
 
 def triton_version() -> str | None:
@@ -92,6 +107,7 @@ class TritonToolchain(Toolchain):
         super().__init__(arch, extra_flags)
         self._runtime: Runtime | None = None
         self._dumps: dict[tuple[str, str], IsaDump] = {}
+        self._probes: dict[tuple[str, str], dict[str, Any]] = {}
 
     # ----- pytest side ------------------------------------------------------------------
     def availability(self) -> Availability:
@@ -118,16 +134,68 @@ class TritonToolchain(Toolchain):
             return None
         return torch_gpu_platform()
 
+    @classmethod
+    def expand_branches(cls, branch: Branch) -> Sequence[Branch]:
+        """The branch (solve's defaults), then `<branch>@<variant>` for every variant its file declares."""
+        try:
+            variants = declared_variants(branch.source)
+        except (CaseError, OSError):
+            return (branch,)  # the bare branch's build reports the declaration's problem
+        return (branch, *(Branch(f"{branch.name}{VARIANT_MARK}{v.name}", variant_source(branch.source, v.name))
+                          for v in variants))
+
     def build(self, source: Path, cache: BuildCache) -> Artifact:
-        """Nothing is compiled here (Triton compiles at launch): the build derives and stores the contract."""
+        """Nothing is compiled here (Triton compiles at launch): the build derives and stores the contract. A
+        variant's build is compile-probed for the target it will run on; one the stack rejects raises
+        BranchUnavailable with the compiler's reason."""
         import time
 
         started = time.perf_counter()
-        contract, inputs = contract_for_build(source, self.name)
-        key = cache.key(source, self.name, self.identity(), None, (f"contract:{inputs}", "contract-v1"))
+        real, name = split_variant_source(source)
+        contract, inputs = contract_for_build(real, self.name)
+        for declared in declared_variants(real):  # a bad declaration fails the bare branch too, naming the fix
+            check_against_launcher(declared, contract.tunables, real)
+        variant = variant_named(real, name) if name is not None else None
+        if variant is not None:
+            contract = replace(contract, variant=variant.name, options=dict(variant.options), env=dict(variant.env))
+        settings = json.dumps({"variant": contract.variant, "options": contract.options, "env": contract.env},
+                              sort_keys=True, default=str)
+        key = cache.key(real, self.name, self.identity(), None, (f"contract:{inputs}", "contract-v2", settings))
         path, made = cached_entry(cache, key, CONTRACT_FILE, lambda staging: contract.write(staging / CONTRACT_FILE))
         log = f"outputs: {', '.join(contract.outputs)} ({contract.outputs_source})"
-        return Artifact(self.name, source, path, None, "", log, key, not made, time.perf_counter() - started)
+        artifact = Artifact(self.name, real, path, None, "", log, key, not made, time.perf_counter() - started)
+        if variant is None:
+            return artifact
+        probe = self.probe(artifact)
+        details = {"variant": variant.to_json(), "env": recorded_env(variant.env), "tunables": list(contract.tunables),
+                   "probe": probe}
+        if probe["outcome"] == "rejected":
+            raise BranchUnavailable(f"variant {variant.name!r} of {real} is unavailable on {probe['target']}: the "
+                                    f"compiler rejected it ({probe['reason']})", probe["command"], details)
+        return replace(artifact, details=details, seconds=time.perf_counter() - started)
+
+    def probe(self, artifact: Artifact) -> dict[str, Any]:
+        """Compile the variant ahead of time for the target its kernels will be compiled for, before any test runs
+        it: {"outcome": "compiled" | "rejected" | "not probed", ...}. Probed when the worker compiles (a GPU build
+        of torch, the interpreter not forced) or `--dcuopt-arch` names a Triton target; the interpreter compiles
+        nothing, so there is nothing to reject there."""
+        target, where = target_for(self.arch)
+        if target is None or (self.device_platform() is None and where != "--dcuopt-arch"):
+            return {"outcome": "not probed", "target": None,
+                    "reason": "kernels run in Triton's interpreter here, which compiles nothing; `--dcuopt-arch "
+                              "gfx90a` (or a GPU) probes the compile for that target"}
+        key = (artifact.key, target.label)
+        if key not in self._probes:
+            dump = IsaDump(target.family, target.isa_arch, "")
+            folder, command = compile_ahead(artifact, target, dump)
+            if folder is None or dump.errors:
+                log = "\n".join(dump.errors)
+                self._probes[key] = {"outcome": "rejected", "target": target.label, "command": command,
+                                     "reason": compiler_reason(log), "log": log[-3000:]}
+            else:
+                self._probes[key] = {"outcome": "compiled", "target": target.label, "command": command,
+                                     "kernels": kernel_metadata(folder)}
+        return {**self._probes[key], "target_from": where}
 
     # ----- worker side ------------------------------------------------------------------
     def runtime(self) -> Runtime:
@@ -150,6 +218,7 @@ class TritonToolchain(Toolchain):
 
     def load(self, artifact: Artifact, params: Sequence[Param]) -> TritonLoaded:
         contract = TritonContract.read(artifact.path)
+        os.environ.update(contract.env)  # before the branch is imported and anything compiles
         spec = importlib.util.spec_from_file_location(f"dcuopt_triton_{artifact.key}", artifact.source)
         if spec is None or spec.loader is None:
             raise CaseError(f"{artifact.source} cannot be imported as a Python module.")
@@ -159,6 +228,8 @@ class TritonToolchain(Toolchain):
         if not callable(launcher):
             raise CaseError(f"{artifact.source}: `solve` is not callable; define "
                             f"`def solve({', '.join(contract.launcher)})` that launches the @triton.jit kernels.")
+        if isinstance(self._runtime, TritonDeviceRuntime):
+            self._runtime.kernel_module = module  # its compiled kernels' metadata goes into the record
         return TritonLoaded(launcher, contract)
 
     # ----- ISA (pytest side; no device) -------------------------------------------------
@@ -186,7 +257,7 @@ class TritonLoaded:
     def bind(self, spec: BindSpec, runtime: Runtime) -> TritonBinding:
         shapes = dict(spec.shapes) or self.contract.shapes_at(spec.dims)
         params = self.contract.params(spec.dims)
-        call = LauncherCall(self.launcher, params, shapes)
+        call = LauncherCall(self.launcher, params, shapes, self.contract.options)
         return TritonBinding(CAbiBinding(params, replace(spec, shapes=shapes), runtime, call), shapes)
 
 
@@ -194,17 +265,18 @@ class LauncherCall:
     """`solve(**params)` from the C ABI binding's positional arguments: each buffer argument is a guarded
     storage (a `DeviceBuffer`), passed as a typed, shaped view of its first `count` elements."""
 
-    def __init__(self, launcher: Callable[..., Any], params: Sequence[Param],
-                 shapes: dict[str, tuple[int, ...]]) -> None:
+    def __init__(self, launcher: Callable[..., Any], params: Sequence[Param], shapes: dict[str, tuple[int, ...]],
+                 options: Mapping[str, Any] | None = None) -> None:
         self.launcher = launcher
         self.params = tuple(params)
         self.shapes = shapes
+        self.options = dict(options or {})  # a variant's tunables (BLOCK, num_warps, hint switches)
         self._views: dict[int, Any] = {}
 
     def __call__(self, *args: Any) -> None:
         kwargs = {param.name: self._view(param, arg) if param.pointer else arg
                   for param, arg in zip(self.params, args, strict=True)}
-        self.launcher(**kwargs)
+        self.launcher(**kwargs, **self.options)
 
     def _view(self, param: Param, buffer: DeviceBuffer) -> Any:
         # One view per storage (its address never changes): the launcher sees the same tensor every call.
@@ -238,6 +310,12 @@ class TritonBinding:
 
     def scramble_outputs(self, seed: int) -> None:
         self.inner.scramble_outputs(seed)
+
+    def redraw_inputs(self, seed: int) -> None:
+        self.inner.redraw_inputs(seed)
+
+    def restore_inputs(self) -> None:
+        self.inner.restore_inputs()
 
     def snapshot(self) -> Snapshot:
         found = self.inner.snapshot()
@@ -284,14 +362,60 @@ class TritonInterpreterRuntime(Runtime):
     def describe(self) -> dict[str, Any]:
         return {"device": self.device_name, "triton_mode": "interpreter", "triton": triton_version(),
                 "torch": self.torch.__version__, "timer": INTERPRETER_TIMER, "representative": False,
-                "note": INTERPRETER_NOTE, "why": self.why}
+                "note": INTERPRETER_NOTE, "why": self.why, "triton_env": recorded_env({})}
 
 
 class TritonDeviceRuntime(TorchDeviceRuntime):
     """The shared device runtime; buffers are handed to the launcher as tensors instead of raw addresses."""
 
+    kernel_module: Any = None  # the loaded branch (set by `load`): its compiled kernels are described
+
     def pointer(self, buffer: DeviceBuffer) -> DeviceBuffer:  # type: ignore[override]
         return buffer
 
     def describe(self) -> dict[str, Any]:
-        return {**super().describe(), "triton_mode": "compiled", "triton": triton_version()}
+        found = {**super().describe(), "triton_mode": "compiled", "triton": triton_version(),
+                 "triton_env": recorded_env({})}
+        kernels = compiled_kernels(self.kernel_module)
+        return {**found, "triton_kernels": kernels} if kernels else found  # none before the first launch
+
+
+def compiler_reason(log: str) -> str:
+    """The compiler's own words from a failed compile's output: the exception line (with its location) and the
+    message it ends with (`CompilationError: at 9:12: ... target doesn't provide conversion for this type.`),
+    else the last line that says error, else the last line."""
+    lines = [line.strip() for line in log.splitlines() if line.strip()]
+    raised = [i for i, line in enumerate(lines) if _EXCEPTION_RE.match(line)]
+    if raised:
+        head, last = lines[raised[-1]], lines[-1]
+        return head if last == head else f"{head} ... {last}"
+    errors = [line for line in lines if "error" in line.lower()]
+    return (errors or lines or ["no output"])[-1]
+
+
+def recorded_env(variant_env: Mapping[str, str]) -> dict[str, str]:
+    """The Triton variables a build compiles under, as the record shows them: a variant's own settings, else the
+    environment's, else the default (AMDGCN_USE_BUFFER_OPS: left to the stack, on in Triton 3.9; FP fusion: the
+    `1` the worker pins)."""
+    found = {BUFFER_OPS_ENV: os.environ.get(BUFFER_OPS_ENV, "unset (the stack's default; Triton 3.9: on)"),
+             FP_FUSION_ENV: os.environ.get(FP_FUSION_ENV, "1")}
+    return {**found, **variant_env}
+
+
+def compiled_kernels(module: Any) -> list[dict[str, Any]]:
+    """num_warps, num_stages, shared memory, registers and spills of every kernel the GPU compiled for the
+    branch (`@triton.jit` functions of its module, read from Triton's in-memory kernel cache)."""
+    if module is None:
+        return []
+    found: list[dict[str, Any]] = []
+    try:
+        for name, function in sorted(vars(module).items()):
+            for caches in getattr(function, "device_caches", {}).values():
+                for kernel in list(caches[0].values()):
+                    meta = kernel.metadata
+                    entry = {"kernel": name, **{k: getattr(meta, k, None) for k in KERNEL_METADATA}}
+                    entry.update({k: getattr(kernel, k, None) for k in ("n_regs", "n_spills")})
+                    found.append(entry)
+    except Exception as exc:  # Triton's cache layout is internal: a version that differs must not break the run
+        found.append({"unreadable": f"Triton's kernel cache could not be read ({type(exc).__name__}: {exc})"})
+    return found

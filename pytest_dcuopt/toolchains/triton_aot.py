@@ -30,6 +30,8 @@ from .triton_contract import TritonContract
 MANIFEST = "manifest.json"
 #: Stages written as text; the binaries (hsaco, cubin) are written as bytes.
 RECORDED_ENV = ("AMDGCN_USE_BUFFER_OPS", "TRITON_DEFAULT_FP_FUSION", "TRITON_INTERPRET", "TRITON_CACHE_DIR")
+#: What the record keeps of each compiled kernel's metadata.
+KERNEL_METADATA = ("num_warps", "num_stages", "num_ctas", "shared", "warp_size")
 
 
 def parse_target(label: str) -> tuple[str, str | int, int]:
@@ -44,6 +46,7 @@ def main(argv: list[str]) -> int:
     contract_path, label, out = Path(argv[0]), argv[1], Path(argv[2])
     contract = TritonContract.read(contract_path)
     out.mkdir(parents=True, exist_ok=True)
+    os.environ.update(contract.env)  # a variant's environment (AMDGCN_USE_BUFFER_OPS), before triton reads it
     import torch
     import triton  # type: ignore[import-untyped]  # triton ships no type information
     from triton.backends.compiler import GPUTarget  # type: ignore[import-untyped]
@@ -61,13 +64,14 @@ def main(argv: list[str]) -> int:
         return kernel
 
     JITFunction.run = compile_only
-    _launcher(contract)(**_arguments(contract, torch))
+    _launcher(contract)(**_arguments(contract, torch), **contract.options)
     if not compiled:
         print(f"{contract.source}: solve() launched no @triton.jit kernel (were they decorated with TRITON_INTERPRET=1 "
               "set, or launched through triton.autotune, which this AOT step does not handle yet?)", file=sys.stderr)
         return 2
     kernels = [_write_kernel(kernel, out, index, backend) for index, kernel in enumerate(compiled)]
     manifest = {"target": label, "triton": triton.__version__, "dims": contract.default_dims,
+                "variant": contract.variant, "options": contract.options,
                 "env": {name: os.environ.get(name) for name in RECORDED_ENV}, "kernels": kernels}
     (out / MANIFEST).write_text(json.dumps(manifest, indent=2, default=str) + "\n")
     return 0

@@ -3,7 +3,9 @@
 A Triton branch (`kernel.triton.py`) has no C signature, so its parameters come from two places read
 without importing the branch (no triton import in the pytest process):
 
-- the launcher `def solve(...)` of the branch (parsed with `ast`): the parameter names and their order;
+- the launcher `def solve(...)` of the branch (parsed with `ast`): the parameter names and their order; a
+  parameter with a default that is neither a buffer nor a dim is a *tunable* (BLOCK, num_warps, a hint
+  switch), left at its default unless a declared variant (toolchains/triton_variants.py) sets it;
 - the case's ref.py: `shapes` (a name there is a buffer, passed as a torch tensor of that shape),
   `outputs` (the buffers the kernel writes; without it: every buffer not in `inputs`), `inputs`
   (value domains; an output listed there is in/out), `dtypes` (buffer dtypes, default float32),
@@ -20,7 +22,7 @@ import functools
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +50,10 @@ class TritonContract:
     outputs: tuple[str, ...]
     outputs_source: str  # "ref.py outputs" or how they were derived
     default_dims: dict[str, Any]  # dims.json with dims.triton.json laid over it (the AOT trace uses these)
+    tunables: tuple[str, ...] = ()  # solve's keyword parameters with defaults that are neither buffers nor dims
+    variant: str | None = None  # the declared variant this build runs (None: the bare branch, solve's defaults)
+    options: dict[str, Any] = field(default_factory=dict)  # keyword arguments the variant passes to solve
+    env: dict[str, str] = field(default_factory=dict)  # environment the variant sets before anything compiles
 
     def params(self, dims: Mapping[str, Any]) -> tuple[Param, ...]:
         """The launcher's parameters as `Param`s: buffers are pointers (const unless an output), the rest dims."""
@@ -77,6 +83,7 @@ class TritonContract:
         values = dict(data)
         values["launcher"] = tuple(values["launcher"])
         values["outputs"] = tuple(values["outputs"])
+        values["tunables"] = tuple(values.get("tunables", ()))
         return cls(**values)
 
     def write(self, path: Path) -> None:
@@ -134,6 +141,16 @@ def launcher_parameters(source: Path) -> tuple[str, ...]:
     return tuple(a.arg for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs])
 
 
+def launcher_defaults(source: Path) -> tuple[str, ...]:
+    """The names of `solve`'s parameters that have a default value (candidates for tunables)."""
+    tree = ast.parse(source.read_text(errors="replace"), filename=str(source))
+    arguments = [node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name == LAUNCHER][-1].args
+    positional = [*arguments.posonlyargs, *arguments.args]
+    with_default = positional[len(positional) - len(arguments.defaults):] if arguments.defaults else []
+    keyword = [a for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True) if d is not None]
+    return tuple(a.arg for a in [*with_default, *keyword])
+
+
 def derive_contract(source: Path, toolchain: str = "triton") -> TritonContract:
     """Read the branch's launcher and its case's ref.py and dims; CaseError naming the fix when they disagree."""
     ref_path = find_ref(source)
@@ -144,15 +161,19 @@ def derive_contract(source: Path, toolchain: str = "triton") -> TritonContract:
     if not isinstance(shapes, dict) or not shapes:
         raise CaseError(f"{ref_path}: a Triton branch needs `shapes` in ref.py (buffer name -> dims), e.g. "
                         "shapes = {'a': ('N',), 'b': ('N',), 'c': ('N',)}: there is no C signature to size buffers by.")
-    launcher = launcher_parameters(source)
+    names, defaults = launcher_parameters(source), launcher_defaults(source)
+    tunables = tuple(n for n in names if n in defaults and n not in shapes and n not in dims)
+    launcher = tuple(n for n in names if n not in tunables)
     buffers = {name: _dtype(module, name, ref_path) for name in launcher if name in shapes}
     declared_inputs = getattr(module, "inputs", None) or {}
     for name in launcher:
         if name not in shapes and name not in dims:
             raise CaseError(f"{source}: `{LAUNCHER}` parameter {name!r} is neither a buffer in ref.py `shapes` "
-                            f"({sorted(shapes)}) nor a dim in dims.json ({sorted(dims)}); rename it or declare it.")
+                            f"({sorted(shapes)}) nor a dim in dims.json ({sorted(dims)}); rename it, declare it, "
+                            f"or give it a default (`{name}=...`) to make it a tunable that variants set.")
     outputs, outputs_source = _outputs(module, buffers, declared_inputs, ref_path, source)
-    return TritonContract(str(source), str(ref_path), launcher, buffers, outputs, outputs_source, dict(dims))
+    return TritonContract(str(source), str(ref_path), launcher, buffers, outputs, outputs_source, dict(dims),
+                          tunables)
 
 
 def _dtype(module: Any, name: str, ref_path: Path) -> str:

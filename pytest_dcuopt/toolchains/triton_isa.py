@@ -35,6 +35,8 @@ from ..tool import run_tool, which
 from .hip import HYGON_ARCHS, is_hygon
 from .hip_tools import LLVM_OBJDUMP_ENV, install_roots
 from .probe import python_probe, torch_build
+from .triton_aot import KERNEL_METADATA
+from .triton_contract import TritonContract
 
 if TYPE_CHECKING:
     from .base import Artifact
@@ -171,7 +173,8 @@ def compile_ahead(artifact: Artifact, target: TritonTarget, dump: IsaDump) -> tu
         return folder, " ".join([*command, str(folder)]) + "  (cached)"
     root.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".aot.", dir=root))
-    env = {"TRITON_INTERPRET": "0", "TRITON_CACHE_DIR": str(staging / "triton-cache"),
+    env = {**TritonContract.read(artifact.path).env, "TRITON_INTERPRET": "0",
+           "TRITON_CACHE_DIR": str(staging / "triton-cache"),
            "TRITON_DEFAULT_FP_FUSION": os.environ.get("TRITON_DEFAULT_FP_FUSION", "1"),
            "PYTHONPATH": os.pathsep.join(filter(None, [str(Path(__file__).resolve().parents[2]),
                                                        os.environ.get("PYTHONPATH")]))}
@@ -186,6 +189,29 @@ def compile_ahead(artifact: Artifact, target: TritonTarget, dump: IsaDump) -> tu
     except OSError:  # another process published it first
         shutil.rmtree(staging, ignore_errors=True)
     return folder, result.command_line.replace(str(staging), str(folder))
+
+
+def kernel_metadata(folder: Path) -> list[dict[str, Any]]:
+    """Per compiled kernel of an AOT folder: Triton's metadata (num_warps, num_stages, shared...) with the
+    registers and spills the binary reports (hsaco metadata note; cuobjdump's resource usage on NVIDIA)."""
+    manifest = json.loads((folder / "manifest.json").read_text())
+    found = []
+    for kernel in manifest["kernels"]:
+        meta = kernel["metadata"]
+        entry: dict[str, Any] = {"kernel": kernel["name"], **{k: meta.get(k) for k in KERNEL_METADATA}}
+        files = kernel["files"]
+        usage: dict[str, ResourceUsage] = {}
+        try:
+            if "hsaco" in files:
+                usage = amdgcn.metadata_resources((folder / files["hsaco"]).read_bytes())
+            elif "resource-usage" in files:
+                usage = parse_resource_usage((folder / files["resource-usage"]).read_text())
+        except (elf.ElfError, OSError, ValueError) as exc:
+            entry["resources_unreadable"] = f"{type(exc).__name__}: {exc}"
+        for resources in usage.values():
+            entry.update({k: v for k, v in resources.to_json().items() if k not in ("function", "source")})
+        found.append(entry)
+    return found
 
 
 def _compile_failure(stderr: str, target: TritonTarget, code: int) -> str:

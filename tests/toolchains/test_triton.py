@@ -2,12 +2,14 @@
 timings), collection by the `.triton.py` suffix, and ahead-of-time ISA for gfx942 / gfx90a / cuda:90 / Hygon.
 
 Fixture case: tests/data/cases/triton_vector_add (baseline: 16-byte loads; `scalar`: 4-byte loads;
-`overrun`: stores 3 elements past the end of c). Examples: kernels/vector_add and kernels/row_softmax.
+`overrun`: stores 3 elements past the end of c); tests/data/cases/triton_hints for variants. Examples:
+kernels/vector_add, kernels/row_softmax and kernels/matmul (triton_dot with a config and a hint variant).
 """
 from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -16,15 +18,22 @@ from typing import Any
 
 import pytest
 
-from pytest_dcuopt.case.model import load_case
+from pytest_dcuopt.case.model import Branch, load_case
 from pytest_dcuopt.errors import CaseError
 from pytest_dcuopt.isa.checks import FAIL, INCONCLUSIVE, PASS, evaluate
 from pytest_dcuopt.isa.spec import IsaSpec
+from pytest_dcuopt.toolchains.base import BranchUnavailable
 from pytest_dcuopt.toolchains.cache import BuildCache
 from pytest_dcuopt.toolchains.python import PythonToolchain
 from pytest_dcuopt.toolchains.triton import TritonToolchain
 from pytest_dcuopt.toolchains.triton_contract import derive_contract
 from pytest_dcuopt.toolchains.triton_isa import TARGET_ENV, gpu_target, parse_target, target_for
+from pytest_dcuopt.toolchains.triton_variants import (
+    check_against_launcher,
+    declared_variants,
+    split_variant_source,
+    variant_source,
+)
 from tests.conftest import CASES, KERNELS
 
 _MISSING = [name for name in ("triton", "torch") if importlib.util.find_spec(name) is None]
@@ -32,6 +41,8 @@ pytestmark = pytest.mark.skipif(bool(_MISSING), reason=f"{' and '.join(_MISSING)
                                 "`pip install -r scripts/requirements.txt` (pins triton==3.9.0, torch==2.13.0)")
 
 CASE = CASES / "triton_vector_add"
+HINTS = CASES / "triton_hints"
+MATMUL_DOT = KERNELS / "matmul" / "branches" / "triton_dot" / "kernel.triton.py"
 WIDE = {"require": {r"\bbuffer_load_dwordx4\b": 2, r"\bbuffer_store_dwordx4\b": 1}, "family": "amdgcn"}
 
 
@@ -68,6 +79,98 @@ def test_a_launcher_parameter_nobody_declares_is_refused(tmp_path: Path) -> None
     source.write_text("def solve(x, y, N):\n    pass\n")
     with pytest.raises(CaseError, match=r"`outputs` names \['z'\], which are not buffers"):
         derive_contract(source)
+
+
+# ----- variants: declared in the branch, read with ast --------------------------------------------
+def test_the_three_declaration_forms_become_named_variants(tmp_path: Path) -> None:
+    source = tmp_path / "kernel.triton.py"
+    source.write_text(
+        "import triton\n"
+        "variants = {'wide': dict(BLOCK=1024, num_warps=8), 'plain_ops': {'env': {'AMDGCN_USE_BUFFER_OPS': '0'}}}\n"
+        "configs = [triton.Config({'BLOCK_M': 64, 'BLOCK_N': 32}, num_warps=4, num_stages=2)]\n"
+        "variant_grid: dict = {'BLOCK': [256, 512], 'HINTS': [True]}\n"
+        "def solve(a, N, BLOCK=256, BLOCK_M=16, BLOCK_N=16, num_warps=4, num_stages=2, HINTS=False):\n    pass\n")
+    found = {v.name: v for v in declared_variants(source)}
+    assert list(found) == ["wide", "plain_ops", "m64_n32_w4_s2", "block256_hintson", "block512_hintson"]
+    assert found["wide"].options == {"BLOCK": 1024, "num_warps": 8} and found["wide"].env == {}
+    assert found["plain_ops"].options == {} and found["plain_ops"].env == {"AMDGCN_USE_BUFFER_OPS": "0"}
+    assert found["m64_n32_w4_s2"].options == {"BLOCK_M": 64, "BLOCK_N": 32, "num_warps": 4, "num_stages": 2}
+    assert found["m64_n32_w4_s2"].origin == "configs[0]" and found["block512_hintson"].origin == "variant_grid"
+    branches = TritonToolchain.expand_branches(Branch("b", source))
+    assert [b.name for b in branches] == ["b", *(f"b@{name}" for name in found)]
+    assert all(b.suffix == ".triton.py" for b in branches)  # still claimed by the triton toolchain alone
+    assert split_variant_source(branches[1].source) == (source, "wide")
+    assert split_variant_source(source) == (source, None)
+
+
+def test_a_variant_declaration_that_is_not_a_literal_or_not_a_launcher_option_is_refused(tmp_path: Path) -> None:
+    source = tmp_path / "kernel.triton.py"
+    source.write_text("SIZES = [1, 2]\nvariant_grid = {'BLOCK': SIZES}\ndef solve(a, N, BLOCK=1):\n    pass\n")
+    with pytest.raises(CaseError, match=r"`variant_grid` must be written as literals .* `SIZES` is not one"):
+        declared_variants(source)
+    assert [b.name for b in TritonToolchain.expand_branches(Branch("b", source))] == ["b"]  # the bare build says why
+    source.write_text("variants = {'x': {'BLOK': 64}}\ndef solve(a, N, BLOCK=1):\n    pass\n")
+    with pytest.raises(CaseError, match=r"variant 'x' sets \['BLOK'\], which `solve` does not take with a default"):
+        check_against_launcher(declared_variants(source)[0], ("BLOCK",), source)
+
+
+def test_launcher_parameters_with_defaults_are_tunables_not_dims() -> None:
+    contract = derive_contract(MATMUL_DOT)
+    assert contract.launcher == ("a", "b", "c", "M", "N", "K")
+    assert contract.tunables == ("BLOCK_M", "BLOCK_N", "BLOCK_K", "num_warps", "num_stages", "HINTS")
+    assert contract.default_dims == {"M": 128, "N": 128, "K": 128}  # dims.triton.json over dims.json
+
+
+def test_the_interpreter_never_probes_and_gfx90a_compiles_each_variant(cache: BuildCache) -> None:
+    """A variant build under the interpreter says it was not probed; with --dcuopt-arch gfx90a it is compiled,
+    and the record keeps its options, environment and kernel metadata (registers and spills from the hsaco)."""
+    hinted = variant_source(MATMUL_DOT, "hinted")
+    interpreted = TritonToolchain().build(hinted, cache)
+    if TritonToolchain().device_platform() is None:
+        assert interpreted.details["probe"]["outcome"] == "not probed"
+    compiled = TritonToolchain("gfx90a").build(variant_source(MATMUL_DOT, "m128_n64_k32_w8_s3"), cache)
+    details = compiled.to_json()["details"]
+    assert details["variant"]["options"] == {"BLOCK_M": 128, "BLOCK_N": 64, "BLOCK_K": 32, "num_warps": 8,
+                                             "num_stages": 3}
+    assert details["env"]["AMDGCN_USE_BUFFER_OPS"].startswith("unset")  # no variant turned it on or off
+    probe = details["probe"]
+    assert (probe["outcome"], probe["target"], probe["target_from"]) == ("compiled", "hip:gfx90a", "--dcuopt-arch")
+    (kernel,) = probe["kernels"]
+    assert (kernel["kernel"], kernel["num_warps"], kernel["num_stages"]) == ("matmul_kernel", 8, 3)
+    assert kernel["shared"] > 0 and kernel["registers"] > 0 and kernel["spills"] == 0
+    assert compiled.key != interpreted.key  # each variant is a build of its own
+
+
+def test_the_compiler_rejecting_a_variant_makes_it_unavailable_with_its_reason(cache: BuildCache) -> None:
+    with pytest.raises(BranchUnavailable) as raised:
+        TritonToolchain("gfx90a").build(variant_source(HINTS / "kernel.triton.py", "rejected"), cache)
+    assert "variant 'rejected'" in str(raised.value) and "unavailable on hip:gfx90a" in str(raised.value)
+    assert "CompilationError" in str(raised.value) and "target doesn't provide conversion" in str(raised.value)
+    assert raised.value.details["variant"]["options"] == {"FP8": True} and raised.value.command
+
+
+def test_compiled_kernels_reads_num_warps_and_shared_from_the_jit_cache() -> None:
+    """What the GPU worker records (`device.triton_kernels`), from a compile with no device (Triton's warmup)."""
+    code = f"""
+import importlib.util, json, torch
+from triton.backends.compiler import GPUTarget
+from triton.runtime.driver import driver
+from pytest_dcuopt.toolchains.triton_aot import _target_only_driver
+from pytest_dcuopt.toolchains.triton import compiled_kernels
+driver.set_active(_target_only_driver(GPUTarget("hip", "gfx90a", 64), torch))
+spec = importlib.util.spec_from_file_location("branch", {str(CASE / "kernel.triton.py")!r})
+module = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(module)
+x = torch.empty(4096)
+module.add_kernel.warmup(x, x, x, 4096, BLOCK=1024, num_warps=4, grid=(4,))
+print(json.dumps(compiled_kernels(module)))
+"""
+    found = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                           env={**os.environ, "TRITON_INTERPRET": "0", "TRITON_DEFAULT_FP_FUSION": "1"})
+    assert found.returncode == 0, found.stderr[-2000:]
+    (kernel,) = json.loads(found.stdout.strip().splitlines()[-1])
+    assert (kernel["kernel"], kernel["num_warps"], kernel["shared"]) == ("add_kernel", 4, 0)
+    assert kernel["n_regs"] is None  # set only once a GPU loads the binary
 
 
 def test_a_triton_branch_is_never_claimed_by_the_python_toolchain() -> None:
@@ -181,7 +284,41 @@ def test_auto_backends_collect_triton_branches_only_as_triton(pytester: pytest.P
     assert lines and all("_triton[" in line for line in lines), lines
 
 
-def test_the_example_suites_triton_branches_pass_under_the_interpreter(run_plugin) -> None:
-    result = run_plugin(KERNELS / "vector_add", KERNELS / "row_softmax",
-                        args=("--dcuopt-toolchain=triton", "-k", "correctness", "--dcuopt-examples=10"))
-    result.assert_outcomes(passed=3, deselected=6)
+def test_the_example_suites_triton_branches_pass_under_the_interpreter(run_plugin,
+                                                                      pytester: pytest.Pytester) -> None:
+    result = run_plugin(KERNELS / "vector_add", KERNELS / "row_softmax", KERNELS / "matmul",
+                        args=("--dcuopt-toolchain=triton", "-k", "test_correctness", "--dcuopt-examples=10"))
+    # vector_add 2, row_softmax 1, matmul 3 (triton_dot, @m128_n64_k32_w8_s3, @hinted): variants run as branches
+    result.assert_outcomes(passed=6, deselected=10)
+    matmul = triton_branches(state_of(pytester), "matmul")
+    assert {name: record["correct"] for name, record in matmul.items()} == {
+        "triton_dot": True, "triton_dot@m128_n64_k32_w8_s3": True, "triton_dot@hinted": True}
+
+
+# ----- the H200 script's summary (tools/device/triton_examples.sh), on a hand-made state.json ----------
+def test_the_device_summary_lists_variants_against_their_bare_branch(tmp_path: Path) -> None:
+    def record(median: float | None, **extra: Any) -> dict[str, Any]:
+        return {"correct": True, "timing": {"median_ms": median, "rounds": 9} if median else None, "device": {},
+                "build": {"toolchain": "triton", "command": ""}, **extra}
+
+    kernels = [{"kernel": "matmul_kernel", "num_warps": 8, "num_stages": 3, "shared": 49152, "n_regs": 128,
+                "n_spills": 0}]
+    branches = {"triton_dot": record(0.02),
+                "triton_dot@w8": {**record(0.01), "device": {"triton_mode": "compiled", "triton_kernels": kernels},
+                                  "build": {"details": {"probe": {"outcome": "compiled"}}}},
+                "triton_dot@bad": {**record(None), "correct": None, "skipped": "unavailable: rejected"}}
+    state = {"interrupted": None, "cases": {"matmul": {"toolchains": {"triton": {"branches": branches}}}}}
+    (tmp_path / "state.json").write_text(json.dumps(state))
+    tool = KERNELS.parent / "tools" / "device" / "triton_examples.py"
+    done = subprocess.run([sys.executable, str(tool), str(tmp_path / "state.json"), "--out", str(tmp_path / "out")],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    written = json.loads((tmp_path / "out" / "triton_examples.json").read_text())
+    rows = {row["branch"]: row for row in written["branches"]}
+    assert rows["triton_dot@w8"]["speedup_vs_bare"] == 2.0 and rows["triton_dot"]["speedup_vs_bare"] is None
+    assert rows["triton_dot@w8"]["probe"] == "compiled" and rows["triton_dot@bad"]["correct"] is None
+    table = (tmp_path / "out" / "triton_examples.md").read_text()
+    assert ("| matmul | triton_dot@w8 | pass | 0.01 | - | 2 | compiled | - | matmul_kernel: w8 s3 shared=49152 "
+            "regs=128 spills=0 |") in table
+    assert "| matmul | triton_dot@bad | skipped |" in table
+    assert "- matmul/triton_dot@bad: unavailable: rejected" in table
