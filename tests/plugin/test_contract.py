@@ -2,21 +2,47 @@
 
 Each fixture case under tests/data/cases/contract_* holds a correct baseline and wrong branches: the
 harness must accept what is correct (positional names, accumulation into a declared-zero output, derived
-shapes, related dims, long float32 reductions, an allocating solve) and still fail every wrong branch.
+shapes, related dims, long float32 reductions, an allocating solve) and still fail every wrong branch. The cases'
+kernel.cu twins get the same verdicts (EXPECTED in tools/device/contract_check.py) on an H200 from
+tools/device/contract_check.sh; here the toolchain is pinned to cpu, so the outcome counts are the same on any machine.
 """
 from __future__ import annotations
 
+import importlib.util
 import json
+import sys
+from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
 
 from tests.conftest import CASES
 
+CPU = ("--dcuopt-toolchain=cpu",)
+DRIVER = Path(__file__).parents[2] / "tools" / "device" / "contract_check.py"
+
+
+def contract_check() -> ModuleType:
+    """tools/device/contract_check.py (loaded by path): the expected verdicts, shared with the H200 check."""
+    spec = importlib.util.spec_from_file_location("contract_check", DRIVER)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
 
 def records(pytester: pytest.Pytester, case: str) -> dict[str, dict[str, Any]]:
     state = json.loads((pytester.path / "run" / "state.json").read_text())
     return state["cases"][case]["toolchains"]["cpu"]["branches"]
+
+
+def assert_expected_verdicts(pytester: pytest.Pytester, *cases: str) -> None:
+    driver = contract_check()
+    for case in cases:
+        found = {branch: driver.observed_verdict(record) for branch, record in records(pytester, case).items()}
+        assert found == driver.EXPECTED[case], case
 
 
 def failure_text(record: dict[str, Any]) -> str:
@@ -25,9 +51,10 @@ def failure_text(record: dict[str, Any]) -> str:
 
 def test_solve_names_that_differ_from_the_reference_bind_by_position(run_plugin, pytester: pytest.Pytester) -> None:
     result = run_plugin(CASES / "contract_positional_n", CASES / "contract_rows_cols",
-                        args=("-k", "correctness", "--dcuopt-examples=5"))
+                        args=("-k", "correctness", "--dcuopt-examples=5", *CPU))
     result.assert_outcomes(passed=2, failed=3, deselected=5)
     output = result.stdout.str()
+    assert_expected_verdicts(pytester, "contract_positional_n", "contract_rows_cols")
     positional, rows_cols = records(pytester, "contract_positional_n"), records(pytester, "contract_rows_cols")
     assert positional["baseline"]["correct"] is True
     assert positional["baseline"]["observations"]["binding"] == {"by": "position",
@@ -52,7 +79,8 @@ def test_outputs_with_a_declared_initial_state_accumulate_and_stay_guarded(run_p
     """Correctness and timing: the timed calls' checks run with the declared start value too."""
     result = run_plugin(CASES / "contract_hist_zero_init", CASES / "contract_initial_value", CASES / "inout_axpy",
                         CASES / "contract_alloc_temp",
-                        args=("--dcuopt-examples=10", "--dcuopt-interleave=0", "--benchmark-disable-gc"))
+                        args=("--dcuopt-examples=10", "--dcuopt-interleave=0", "--benchmark-disable-gc", *CPU))
+    assert_expected_verdicts(pytester, "contract_hist_zero_init", "contract_initial_value", "contract_alloc_temp")
     hist, last = records(pytester, "contract_hist_zero_init"), records(pytester, "contract_initial_value")
     axpy, alloc = records(pytester, "inout_axpy"), records(pytester, "contract_alloc_temp")
     for found in (hist["baseline"], last["baseline"], axpy["baseline"], axpy["omp_simd"], alloc["baseline"]):
@@ -67,8 +95,9 @@ def test_outputs_with_a_declared_initial_state_accumulate_and_stay_guarded(run_p
 
 def test_derived_shapes_related_dims_and_long_reductions(run_plugin, pytester: pytest.Pytester) -> None:
     result = run_plugin(CASES / "contract_conv1d_valid", CASES / "contract_window_relation",
-                        CASES / "contract_matmul_large_k", args=("-k", "correctness", "--dcuopt-examples=8"))
+                        CASES / "contract_matmul_large_k", args=("-k", "correctness", "--dcuopt-examples=8", *CPU))
     result.assert_outcomes(passed=4, failed=4, deselected=8)
+    assert_expected_verdicts(pytester, "contract_conv1d_valid", "contract_window_relation", "contract_matmul_large_k")
     conv, window, matmul = (records(pytester, case) for case in
                             ("contract_conv1d_valid", "contract_window_relation", "contract_matmul_large_k"))
     assert conv["baseline"]["correct"] is True
