@@ -17,10 +17,16 @@ from __future__ import annotations
 import argparse
 import json
 import shlex
+from collections.abc import Sequence
 from typing import Any
 
 from ..files import write_atomic
+from ..isa.checks import FAIL, PASS
+from ..isa.signatures import Registry
+from ..isa.signatures import load as load_signatures
 from ..report.machine import now
+from ..toolchains import toolchain_class
+from ..toolchains.base import Toolchain
 from . import methods as methods_json
 from .harness import HarnessRun, branch_problem, run_pytest, speedup_interval, toolchain_entry
 from .layout import (
@@ -39,6 +45,8 @@ from .open_iter import BUDGET_NAME, budget_line, load_budget, scaffold
 
 FLAT_ITERATIONS_FOR_TRIAGE = 3  # the seed: three iterations without a material gain -> SQTT triage
 EFFECTIVE, INEFFECTIVE, INCONCLUSIVE = "effective", "ineffective", "inconclusive"
+IMPLEMENTATION_FAILED = "implementation_failed"
+ISA_PRESENT, ISA_MISSING, ISA_NO_SIGNATURE, ISA_UNKNOWN = "present", "missing", "no signature", "unknown"
 
 # Everything but the ablation (run for the champion only) and the baseline's profile (open-iter's).
 MEASURE_SELECTION = "not test_ablation and not (test_profile and baseline)"
@@ -74,6 +82,8 @@ def run(args: argparse.Namespace) -> int:
     entry = toolchain_entry(harness, folder.name, state["toolchain"])
     outcome = judge_branches(entry, args.min_gain)
     if outcome["promoted"]:
+        outcome["isa"] = champion_isa(harness.report("isa_check.json"), outcome["champion"],
+                                      [m["id"] for m in document["methods"]], toolchain_class(state["toolchain"]))
         outcome["ablation"] = ablate(layout, state, index, outcome["champion"], document, extra)
     classified = classify(document["methods"], outcome)
     write_atomic(folder / "attribution.json", json.dumps({"iter": index, **outcome, "methods": classified,
@@ -156,21 +166,73 @@ def ablation_missing(harness: HarnessRun) -> str:
 
 
 def classify(declared: list[dict[str, Any]], outcome: dict[str, Any]) -> list[dict[str, Any]]:
-    """The state rules per method: effective only on a promotion with a slowdown beyond noise when removed."""
+    """The state rules per method. With a promoted champion: `implementation_failed` when its expected ISA is
+    missing from the champion; `inconclusive` when the ISA evidence could not be gathered or the method was not
+    ablated; otherwise the ablation decides (`effective` only with a slowdown beyond noise when removed). A method
+    with no instruction of its own in the champion's ISA family is judged by the ablation alone, and says so."""
     ablation = outcome.get("ablation") or {}
     measured = ablation.get("methods", {})
+    isa = outcome.get("isa") or {}
     found = []
     for method in declared:
-        entry = {"id": method["id"], "name": method["name"], "axis": method["axis"]}
+        entry: dict[str, Any] = {"id": method["id"], "name": method["name"], "axis": method["axis"]}
         if not outcome["promoted"]:
             entry.update(_without_champion(outcome))
+            found.append(entry)
+            continue
+        check = isa.get(method["id"]) or {"isa": ISA_UNKNOWN, "detail": "no ISA check result for the champion"}
+        entry["isa"] = check
+        if check["isa"] == ISA_MISSING:
+            entry.update(bucket=IMPLEMENTATION_FAILED, note=f"expected ISA missing: {check['detail']}"[:400])
+        elif check["isa"] == ISA_UNKNOWN:
+            entry.update(bucket=INCONCLUSIVE, note=f"ISA evidence not gathered: {check['detail']}"[:400])
         elif method["id"] in measured:
-            entry.update(_from_ablation(measured[method["id"]]))
+            entry.update(bucket_from_ablation(measured[method["id"]]))
         else:
             reason = ablation.get("reason") or "no ablation_flag for this method in methods.json"
             entry.update(bucket=INCONCLUSIVE, note=f"not ablated: {reason}")
         found.append(entry)
     return found
+
+
+def champion_isa(report: dict[str, Any] | None, champion: str, declared: Sequence[str] = (),
+                 toolchain: type[Toolchain] | None = None) -> dict[str, dict[str, Any]]:
+    """Per method id, the champion's ISA evidence from the `isa` marker's per-method checks (isa_check.json):
+    `present`, `missing` (the check failed: the expected instructions are not in the dump), `no signature` (the
+    method has no instruction of its own in this ISA family: timing decides) or `unknown` (the dump was
+    incomplete, the function was not found, or no check ran). A declared method without a check result has no
+    signature when the toolchain's ISA family has none for it (no check is needed to know that), else unknown."""
+    registry = load_signatures()
+    found: dict[str, dict[str, Any]] = {}
+    family = toolchain.isa_family if toolchain is not None else None
+    for method_id in declared:
+        if _isa_state("inconclusive", method_id, family, registry) == ISA_NO_SIGNATURE:
+            found[method_id] = {"isa": ISA_NO_SIGNATURE, "family": family,
+                                "detail": f"no ISA check result; the method has no {family} instruction signature"}
+    for entry in (report or {}).get("checks", []):
+        if entry.get("branch") != champion:
+            continue
+        for verdict in entry.get("verdicts", []):
+            family = verdict.get("family")
+            for check in verdict.get("checks", []):
+                if check.get("kind") != "method":
+                    continue
+                method_id = check["subject"]
+                found[method_id] = {"isa": _isa_state(check["outcome"], method_id, family, registry),
+                                    "family": family, "detail": str(check.get("detail", ""))[:300]}
+    return found
+
+
+def _isa_state(outcome: str, method_id: str, family: str | None, registry: Registry) -> str:
+    if outcome == PASS:
+        return ISA_PRESENT
+    if outcome == FAIL:
+        return ISA_MISSING
+    try:
+        signature = registry.method(method_id).families.get(family or "")
+    except KeyError:  # an id the signatures do not know: nothing says it has no instruction of its own
+        signature = None
+    return ISA_NO_SIGNATURE if signature is not None and signature.no_evidence else ISA_UNKNOWN
 
 
 def _without_champion(outcome: dict[str, Any]) -> dict[str, Any]:
@@ -180,7 +242,8 @@ def _without_champion(outcome: dict[str, Any]) -> dict[str, Any]:
     return {"bucket": INCONCLUSIVE, "note": "no branch built and passed correctness: the method was never measured"}
 
 
-def _from_ablation(result: dict[str, Any]) -> dict[str, Any]:
+def bucket_from_ablation(result: dict[str, Any]) -> dict[str, Any]:
+    """The state bucket of one ablated method: effective only when removing it slows the champion beyond noise."""
     verdict = result.get("outcome")
     if verdict == "helps":
         return {"bucket": EFFECTIVE, "slowdown_when_removed": result["slowdown_when_removed"],
@@ -237,7 +300,8 @@ def update_state(layout: RunLayout, state: dict[str, Any], index: int, record: d
 def _ablation_summary(ablation: dict[str, Any] | None) -> dict[str, Any] | None:
     if not ablation:
         return None
-    return {k: v for k, v in ablation.items() if k in ("status", "reason", "methods", "full_median_ms", "min_effect")}
+    return {k: v for k, v in ablation.items() if k in ("status", "reason", "methods", "interactions", "full_median_ms",
+                                                         "min_effect")}
 
 
 def recommendation(state: dict[str, Any]) -> str | None:

@@ -71,10 +71,26 @@ def render(state: dict[str, Any], plot: str | None) -> str:
     for name in METHOD_LISTS[1:]:
         lines += ["", f"## {name.replace('_methods', '').replace('_', ' ').capitalize()} methods", ""]
         lines += [f"- **{m['id']}** ({m['axis']}, iter {m['iter']}){_detail(m)}" for m in state[name]] or ["_(none)_"]
+    lines += ["", "## Method interactions (pairs ablated together)", ""]
+    lines += interaction_lines(history) or ["_(none measured)_"]
     lines += ["", "## All methods tried", ""]
     lines += [f"- {m['id']} (iter {m['iter']}): {m['name']}" for m in state["selected_methods"]] or ["_(none)_"]
     lines += ["", "## Caveats", "", *caveats(state)]
     return "\n".join(lines) + "\n"
+
+
+def interaction_lines(history: Sequence[dict[str, Any]]) -> list[str]:
+    """Per promoted iteration, each pair's slowdown-when-both-removed over the product of the singles."""
+    found = []
+    for entry in history:
+        for pair, result in ((entry.get("ablation") or {}).get("interactions") or {}).items():
+            if result.get("interaction") is None:
+                found.append(f"- iter {entry['iter']}, {pair}: not estimated ({result.get('outcome')})")
+            else:
+                found.append(f"- iter {entry['iter']}, {pair}: {result['interaction_outcome']}, "
+                             f"{result['interaction']}x the product of the single slowdowns "
+                             f"{result['interaction_interval']}")
+    return found
 
 
 def _detail(method: dict[str, Any]) -> str:
@@ -83,6 +99,9 @@ def _detail(method: dict[str, Any]) -> str:
         parts.append(f"removing it: {method['slowdown_when_removed']}x slower {method['slowdown_interval']}")
     if method.get("note"):
         parts.append(method["note"])
+    isa = method.get("isa") or {}
+    if isa and isa.get("isa") not in ("missing", "unknown"):  # those two are the note already
+        parts.append(f"ISA ({isa.get('family') or '?'}): {isa['isa']}")
     return f" - {'; '.join(parts)}" if parts else ""
 
 

@@ -25,7 +25,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from ..profile.methods import Tried, validate_iteration
+from ..profile.methods import Tried, load_registry, validate_iteration
 
 SCHEMA_NAME = "methods.schema.json"
 LOOP_ONLY_KEYS = ("$comment",)  # top-level keys the registry's schema does not know
@@ -131,3 +131,61 @@ def history_of(state: Mapping[str, Any], index: int) -> list[Tried]:
         bound = method.get("bound") or (iteration.get("profile") or {}).get("bound") or "unknown"
         tried.append(Tried(method["id"], bound, int(method.get("iter") or 0)))
     return tried
+
+
+def propose(selection: Selection, registry: Mapping[str, Any] | None = None,
+            without_budget: Mapping[str, int] | None = None, not_triggered: Sequence[str] = ()) -> dict[str, Any]:
+    """A methods.json the validator accepts for `selection`: per axis, the budgeted number of methods by the
+    registry's priority scan, each passed-over higher-priority method listed in `skipped_higher` with the registry's
+    reason (the arch lacks it, it was tried at this bound, it conflicts with or needs a method outside the
+    selection). A starting point that a person or script edits (names, descriptions, flags). Without a budget
+    (the budget rule is not applied then): `without_budget`, else one method on the bound's axis (latency when
+    the bound is unknown). `not_triggered`: methods the caller judged the profile does not call for (passed over
+    with the reason `no_trigger`)."""
+    registry = registry or load_registry()
+    methods = registry["methods"]
+    tried = {t.id for t in selection.history if t.bound == selection.bound}
+    applied = {t.id for t in selection.history}
+    budget = dict(selection.budget) if selection.budget is not None else dict(without_budget or {
+        selection.bound if selection.bound in ("compute", "memory", "latency") else "latency": 1})
+    chosen: list[dict[str, Any]] = []
+    for axis in ("compute", "memory", "latency"):
+        passed: list[dict[str, str]] = []
+        for method_id, method in sorted(methods.items(), key=lambda kv: kv[1]["priority"]):
+            if method["axis"] != axis or sum(1 for m in chosen if m["axis"] == axis) >= int(budget.get(axis, 0)):
+                continue
+            reason = ("no_trigger" if method_id in not_triggered else
+                      _skip_reason(method_id, method, selection, tried, applied, [m["id"] for m in chosen], registry))
+            if reason:
+                passed.append({"id": method_id, "reason": reason})
+                continue
+            chosen.append({"id": method_id, "name": method_id.split(".", 1)[1].replace("_", " "), "axis": axis,
+                           "priority": method["priority"], "description": method["description"],
+                           "skipped_higher": list(passed)})
+    return {"iter": selection.index, "methods": chosen}
+
+
+def _skip_reason(method_id: str, method: Mapping[str, Any], selection: Selection, tried: set[str], applied: set[str],
+                 chosen: Sequence[str], registry: Mapping[str, Any]) -> str | None:
+    if _arch_problem(method_id, selection, registry):
+        return "feature_unavailable"
+    if method_id in tried:
+        return "tried_same_bound"
+    if any(other in chosen for other in method["conflicts"]) or any(
+            method_id in registry["methods"][other]["conflicts"] for other in chosen):
+        return "conflicts_with_selected"
+    if any(partner not in applied for partner in method["coupled"]):
+        return "skip_condition"
+    return None
+
+
+def _probe(method_id: str, method: Mapping[str, Any]) -> dict[str, Any]:
+    return {"id": method_id, "name": method_id, "axis": method["axis"], "priority": method["priority"],
+            "description": "probe"}
+
+
+def _arch_problem(method_id: str, selection: Selection, registry: Mapping[str, Any]) -> bool:
+    method = registry["methods"][method_id]
+    found = validate_iteration({"iter": selection.index, "methods": [_probe(method_id, method)]}, {},
+                               selection.arch, selection.bound, (), registry)
+    return any(r.rule == "arch" for r in found)

@@ -82,6 +82,13 @@ _flags = {{m["id"]: m["ablation_flag"] for m in _methods if isinstance(m, dict) 
 pytestmark = list(getattr(_module, "pytestmark", [])) + ([pytest.mark.ablation(methods=_flags)] if _flags else [])
 # The baseline is the current best: `dcuopt open-iter` profiles it (test_profile_<toolchain>[baseline]).
 branch_marks = {{"baseline": [pytest.mark.profile(reason="dcuopt open-iter: roofline budget of the current best")]}}
+# Every branch claims the iteration's methods: the `isa` marker checks each method's expected instructions
+# (test_isa_<toolchain>[b<k>]); close-iter's state rules read the champion's per-method results.
+_ids = [m["id"] for m in _methods if isinstance(m, dict) and isinstance(m.get("id"), str)]
+_branches = _Path(__file__).parent / "branches"
+if _ids and _branches.is_dir():
+    branch_marks.update({{b.name: [pytest.mark.isa(methods=_ids, reason="dcuopt: the methods of methods.json")]
+                         for b in sorted(_branches.iterdir()) if b.is_dir()}})
 '''
 
 PROFILE_NAME, BUDGET_NAME, PROFILE_RUN = "profile.json", "budget.json", "profile_run"
@@ -181,7 +188,8 @@ def budget_document(index: int, record: dict[str, Any], state: dict[str, Any], v
     document: dict[str, Any] = {
         "iter": index, "baseline_file": record["baseline_file"], "baseline_sha256": record["baseline_sha256"],
         "toolchain": state["toolchain"], "arch": arch, "arch_from": arch_from, "verdict": verdict,
-        "bound": roofline.get("bound", "unknown"), "budget": None, "total": None, "stop": roofline.get("stop"),
+        "bound": roofline.get("bound", "unknown"), "evidence": roofline.get("evidence"),
+        "decided_by": roofline.get("decided_by"), "budget": None, "total": None, "stop": roofline.get("stop"),
         "basis": None, "reason": None, "utilization": roofline.get("utilization"), "gaps": roofline.get("gaps"),
         "inputs": roofline.get("inputs"), "notes": roofline.get("notes", []), "created_at": now()}
     if not roofline:

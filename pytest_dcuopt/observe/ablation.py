@@ -6,18 +6,23 @@ For every method the branch is built once more with that method's compile-time s
 the extra flag; the build cache keys on flags, so nothing stale is reused), the ablated build is checked against
 the reference at every boundary dims example (`check.verify.checked_call`: tails, tops of ranges), and then the
 full branch and every ablated build are timed in alternating short rounds in their own workers
-(`bench.run.measure`), so drift cancels. Per method: the slowdown when it is removed = ablated median / full
-median, with an interval from the two medians' 95% confidence intervals. The interval wholly above
-1 + min_effect (default 2%, the seed's noise threshold): the method helps; wholly below 1 - min_effect: the
-branch is faster without it; otherwise "no measurable effect". An ablated build that fails to build or is wrong
-is reported as such, never as proof that the method was essential.
+(`bench.run.measure`), so drift cancels. Per method and round: the ratio of the ablated build's median to the
+full branch's median in that round. The rounds are the replicates (samples inside one round share the
+machine's momentary load, so pooling them as independent would make the interval far too narrow): the slowdown
+when the method is removed is the geometric mean of the paired ratios, with a 95% Student-t interval on their
+logarithms. The interval wholly above 1 + min_effect (default 2%, the seed's noise threshold): the method helps;
+wholly below 1 - min_effect: the branch is faster without it; otherwise "no measurable effect". An ablated build
+that fails to build or is wrong is reported as such, never as proof that the method was essential.
 
 `test_ablation_<toolchain>[<branch>]` fails only when the full branch itself cannot be measured (it does not
 build or is wrong); per-method outcomes go to `record.observations["ablation"]` and `ablation.json`.
 """
 from __future__ import annotations
 
+import itertools
 import json
+import math
+import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -32,7 +37,7 @@ from ..check.verify import checked_call
 from ..errors import DcuOptError, ToolchainUnavailable
 from ..options import Options
 from ..report.records import BranchRecord
-from ..timing.policy import Summary, TimingPolicy, summarize
+from ..timing.policy import TimingPolicy, summarize
 from ..toolchains import make_toolchain
 from ..toolchains.cache import BuildCache
 from ..variant import BuildSettings, Variant, resolve
@@ -46,6 +51,10 @@ REPORT_NAME = "ablation.json"
 REPORT_SCHEMA_VERSION = 1
 ALLOWED_KEYWORDS = ("methods", "rounds", "min_effect", "reason")
 DEFAULT_ROUNDS = 4
+MIN_ROUNDS = 2  # a paired interval needs the spread of at least two rounds' ratios
+# Pairwise interactions are estimated when a mark claims 2 to this many methods (n(n-1)/2 extra builds).
+MAX_INTERACTION_METHODS = 4
+PAIR_JOIN = " + "
 # The smallest slowdown that counts as an effect (the seed's 2% noise threshold): a precisely measured 1% change
 # from code layout is no evidence that a method works.
 DEFAULT_MIN_EFFECT = 0.02
@@ -55,6 +64,7 @@ HURTS = "hurts"
 NO_EFFECT = "no measurable effect"
 BUILD_FAILED = "build failed"
 INCORRECT = "incorrect"
+SYNERGY, REDUNDANT, INDEPENDENT = "synergy", "redundant", "independent"
 
 
 class AblationMarkError(DcuOptError):
@@ -84,8 +94,9 @@ class AblationSpec:
                                     "{method id: flag or [flags]}, e.g. {'latency.ilp_unroll': '-DDCUOPT_NO_UNROLL'}.")
         parsed = {str(name): _flags(name, flags) for name, flags in methods.items()}
         rounds = mark.kwargs.get("rounds", DEFAULT_ROUNDS)
-        if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
-            raise AblationMarkError(f"ablation mark: rounds={rounds!r} must be a positive integer (A/B rounds).")
+        if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < MIN_ROUNDS:
+            raise AblationMarkError(f"ablation mark: rounds={rounds!r} must be an integer >= {MIN_ROUNDS} (A/B rounds: "
+                                    "the slowdown's interval comes from the spread of the rounds' paired ratios).")
         min_effect = mark.kwargs.get("min_effect", DEFAULT_MIN_EFFECT)
         if isinstance(min_effect, bool) or not isinstance(min_effect, (int, float)) or not 0 <= min_effect < 1:
             raise AblationMarkError(f"ablation mark: min_effect={min_effect!r} must be a fraction in [0, 1), e.g. "
@@ -158,22 +169,30 @@ def run_ablation(context: ObserverContext, variant: Variant, methods: Mapping[st
                              options.timeout_s)
     ablated: dict[str, Variant] = {}
     outcomes: dict[str, dict[str, Any]] = {}
+    pairs = method_pairs(methods)
     try:
-        for method, flags in methods.items():
-            outcome, built = build_and_check(variant, method, flags, settings, nodeid)
-            outcomes[method] = outcome
+        for name, flags in {**methods, **pairs}.items():
+            outcome, built = build_and_check(variant, name, flags, settings, nodeid)
+            outcomes[name] = outcome
             if built is not None:
-                ablated[method] = built
+                ablated[name] = built
         samples = interleaved_samples(variant, ablated, rules.rounds, options.policy, options.timeout_s, outcomes)
     finally:
         for other in ablated.values():
             if other.worker is not None:
                 other.worker.close()
-    full = summarize(samples.pop(""))
-    for method, seconds in samples.items():
-        outcomes[method].update(attribution(full, summarize(seconds), rules.min_effect))
+    full_rounds = samples.pop("")
+    full = summarize([s for one in full_rounds for s in one])
+    for name, rounds in samples.items():
+        outcomes[name].update(attribution(full_rounds, rounds, rules.min_effect))
+    for name in pairs:
+        first, second = name.split(PAIR_JOIN)
+        if all(n in samples for n in (first, second, name)):
+            outcomes[name].update(interaction(full_rounds, samples[first], samples[second], samples[name],
+                                              rules.min_effect))
     result = {"full_median_ms": full.median_ms, "full_ci95_ms": list(full.ci95_ms), "rounds": rules.rounds,
-              "min_effect": rules.min_effect, "methods": outcomes}
+              "min_effect": rules.min_effect, "methods": {m: outcomes[m] for m in methods},
+              "interactions": {pair: outcomes[pair] for pair in pairs}}
     variant.record.observations["ablation"] = result
     context.add_report(AblationObserver.name, {"case": variant.case.name, "toolchain": variant.toolchain.name,
                                                "branch": variant.branch.name, "source": variant.record.source,
@@ -223,32 +242,88 @@ def build_and_check(variant: Variant, method: str, flags: tuple[str, ...], setti
 
 
 def interleaved_samples(variant: Variant, ablated: Mapping[str, Variant], rounds: int, policy: TimingPolicy,
-                        timeout_s: float, outcomes: dict[str, dict[str, Any]]) -> dict[str, list[float]]:
-    """Samples of the full branch (key "") and of each correct ablated build, taken in alternating rounds."""
+                        timeout_s: float, outcomes: dict[str, dict[str, Any]]) -> dict[str, list[list[float]]]:
+    """Per-round samples of the full branch (key "") and of each correct ablated build, in alternating rounds."""
     short = replace(policy, max_time_s=policy.max_time_s / rounds, min_samples=3, min_time_s=0.0,
                     warmup_s=policy.warmup_s / rounds)
     timed = {method: other for method, other in ablated.items() if other.default_verified}
-    samples: dict[str, list[float]] = {"": [], **{method: [] for method in timed}}
+    samples: dict[str, list[list[float]]] = {"": [], **{method: [] for method in timed}}
     for _ in range(rounds):
         try:
-            samples[""] += measure(variant, short, timeout_s)["samples"].seconds
+            samples[""].append(list(measure(variant, short, timeout_s)["samples"].seconds))
         except DcuOptError as exc:
             pytest.fail(f"ablation of {variant.label}: timing the full branch failed: {exc}", pytrace=False)
         for method, other in list(timed.items()):
             try:
-                samples[method] += measure(other, short, timeout_s)["samples"].seconds
+                samples[method].append(list(measure(other, short, timeout_s)["samples"].seconds))
             except DcuOptError as exc:  # wrong timed calls, a crash or a hang: this build is out
                 outcomes[method].update(outcome=INCORRECT, message=str(exc)[-2000:])
                 del timed[method], samples[method]
     return samples
 
 
-def attribution(full: Summary, ablated: Summary, min_effect: float = DEFAULT_MIN_EFFECT) -> dict[str, Any]:
-    """The slowdown when the method is removed (ablated / full medians) with its interval, and the verdict:
-    an effect only when the whole interval clears 1 by `min_effect` (beyond the noise and material)."""
-    low = ablated.ci95_ms[0] / full.ci95_ms[1] if full.ci95_ms[1] > 0 else float("inf")
-    high = ablated.ci95_ms[1] / full.ci95_ms[0] if full.ci95_ms[0] > 0 else float("inf")
+# Two-sided 95% Student-t quantiles by degrees of freedom (1-30); above 30 the normal 1.96 is used.
+_T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
+         2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042)
+
+
+def t975(degrees: int) -> float:
+    return _T975[degrees - 1] if degrees <= len(_T975) else 1.96
+
+
+def paired_ratios(full_rounds: Sequence[Sequence[float]], ablated_rounds: Sequence[Sequence[float]]) -> list[float]:
+    """Per round: the ablated build's median over the full branch's median (rounds where both were timed)."""
+    return [statistics.median(ablated) / statistics.median(full)
+            for full, ablated in zip(full_rounds, ablated_rounds, strict=False)
+            if full and ablated and statistics.median(full) > 0]
+
+
+def method_pairs(methods: Mapping[str, tuple[str, ...]]) -> dict[str, tuple[str, ...]]:
+    """Every pair of claimed methods with both switches set, when 2 to MAX_INTERACTION_METHODS are claimed."""
+    if not 2 <= len(methods) <= MAX_INTERACTION_METHODS:
+        return {}
+    return {f"{a}{PAIR_JOIN}{b}": (*methods[a], *methods[b]) for a, b in itertools.combinations(methods, 2)}
+
+
+def interaction(full_rounds: Sequence[Sequence[float]], first_rounds: Sequence[Sequence[float]],
+                second_rounds: Sequence[Sequence[float]], both_rounds: Sequence[Sequence[float]],
+                min_effect: float = DEFAULT_MIN_EFFECT) -> dict[str, Any]:
+    """How two methods combine: the slowdown when both are removed over the product of their single slowdowns,
+    per round (log(both) - log(first) - log(second) + log(full) of the round's medians), with a 95% t-interval.
+    Above 1 beyond `min_effect`: `synergy` (each needs the other: together they are worth more than apart); below:
+    `redundant` (they overlap: removing one leaves the other doing much of the work); otherwise `independent`."""
+    terms = [math.log(statistics.median(both)) - math.log(statistics.median(first))
+             - math.log(statistics.median(second)) + math.log(statistics.median(full))
+             for full, first, second, both in zip(full_rounds, first_rounds, second_rounds, both_rounds, strict=False)
+             if full and first and second and both]
+    if len(terms) < MIN_ROUNDS:
+        return {"interaction": None, "interaction_interval": None, "interaction_outcome": "not estimated",
+                "interaction_note": f"{len(terms)} round(s) with all four builds timed; {MIN_ROUNDS} needed"}
+    centre = statistics.fmean(terms)
+    half = t975(len(terms) - 1) * statistics.stdev(terms) / math.sqrt(len(terms))
+    low, high = math.exp(centre - half), math.exp(centre + half)
+    verdict = SYNERGY if low > 1 + min_effect else REDUNDANT if high < 1 - min_effect else INDEPENDENT
+    return {"interaction": round(math.exp(centre), 4), "interaction_interval": [round(low, 4), round(high, 4)],
+            "interaction_outcome": verdict}
+
+
+def attribution(full_rounds: Sequence[Sequence[float]], ablated_rounds: Sequence[Sequence[float]],
+                min_effect: float = DEFAULT_MIN_EFFECT) -> dict[str, Any]:
+    """The slowdown when the method is removed: the geometric mean of the rounds' paired ratios, with a 95%
+    t-interval on their logarithms, and the verdict: an effect only when the whole interval clears 1 by
+    `min_effect` (beyond the round-to-round noise, and material)."""
+    ratios = paired_ratios(full_rounds, ablated_rounds)
+    pooled = summarize([s for one in ablated_rounds for s in one])
+    found: dict[str, Any] = {"ablated_median_ms": pooled.median_ms, "ablated_ci95_ms": list(pooled.ci95_ms),
+                             "round_ratios": [round(r, 4) for r in ratios]}
+    if len(ratios) < MIN_ROUNDS:
+        return {**found, "outcome": NO_EFFECT, "slowdown_when_removed": round(ratios[0], 4) if ratios else None,
+                "slowdown_interval": None,
+                "note": f"{len(ratios)} paired round(s): an interval needs {MIN_ROUNDS}, so no effect can be claimed"}
+    logs = [math.log(r) for r in ratios]
+    centre = statistics.fmean(logs)
+    half = t975(len(logs) - 1) * statistics.stdev(logs) / math.sqrt(len(logs))
+    low, high = math.exp(centre - half), math.exp(centre + half)
     verdict = HELPS if low > 1 + min_effect else HURTS if high < 1 - min_effect else NO_EFFECT
-    return {"outcome": verdict, "slowdown_when_removed": round(ablated.median_ms / full.median_ms, 4),
-            "slowdown_interval": [round(low, 4), round(high, 4)], "ablated_median_ms": ablated.median_ms,
-            "ablated_ci95_ms": list(ablated.ci95_ms)}
+    return {**found, "outcome": verdict, "slowdown_when_removed": round(math.exp(centre), 4),
+            "slowdown_interval": [round(low, 4), round(high, 4)]}

@@ -223,7 +223,8 @@ def record_summary(entry: Mapping[str, Any]) -> dict[str, Any]:
         "kernels_counted": sorted({k["kernel"] for k in kernels.get("counted", [])}),
         "kernels_dropped": kernels.get("dropped", []), "selection_rule": kernels.get("rule"),
         "metrics": {k: v["value"] for k, v in (entry.get("metrics") or {}).items()},
-        "bound": roofline.get("bound"), "stop": roofline.get("stop"), "budget": roofline.get("budget"),
+        "bound": roofline.get("bound"), "evidence": roofline.get("evidence"), "decided_by": roofline.get("decided_by"),
+        "stop": roofline.get("stop"), "budget": roofline.get("budget"),
         "utilization": roofline.get("utilization"), "top": [t["name"] for t in entry.get("top", [])],
         "model_check": entry.get("model_check"), "notes": entry.get("notes", []), "report": REPORT_NAME,
     }

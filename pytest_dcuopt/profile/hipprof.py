@@ -68,8 +68,18 @@ def _row(values: Mapping[str, str]) -> KernelRow:
         number = _number(raw)
         if number is not None:
             counters[base] = counters.get(base, 0.0) + number
-    return KernelRow(fields.get("KernelName", "").strip().strip('"'), int(values.get("Index", "0") or 0),
+    return KernelRow(fields.get("KernelName", "").strip().strip('"'), dispatch_index(values.get("Index"), "Index"),
                      counters, fields)
+
+
+def dispatch_index(raw: str | None, column: str, source: str = "the profiler's CSV") -> int:
+    """A dispatch index cell as an int (empty: 0); PmcFormatError naming the cell when it is not an integer."""
+    try:
+        return int(raw or 0)
+    except (TypeError, ValueError):
+        raise PmcFormatError(f"{source}: the dispatch index column {column!r} holds {str(raw)[:40]!r}, not an integer: "
+                             "a repeated header or a garbled line (a profiler run cut short?). Re-run the profiler."
+                             ) from None
 
 
 def _number(raw: str) -> float | None:
@@ -119,9 +129,13 @@ class KernelStat:
 
 def parse_stats_csv(text: str) -> list[KernelStat]:
     """`*.hipkernel.csv` / rocprof `results.stats.csv` (extra rocprofv3 columns are ignored)."""
-    reader = csv.DictReader(io.StringIO(text))
-    return [KernelStat(r["Name"], int(float(r["Calls"])), float(r["TotalDurationNs"]), float(r["AverageNs"]),
-                       float(r["Percentage"])) for r in reader if r.get("Name")]
+    reader = csv.DictReader(text.splitlines())  # splitlines: a bare \r ends a line, not the parse
+    try:
+        return [KernelStat(r["Name"], int(float(r["Calls"])), float(r["TotalDurationNs"]), float(r["AverageNs"]),
+                           float(r["Percentage"])) for r in reader if r.get("Name")]
+    except (KeyError, TypeError, ValueError, OverflowError) as exc:  # a missing column, a short row, not a number
+        raise PmcFormatError(f"not a kernel stats CSV (Name, Calls, TotalDurationNs, AverageNs, Percentage): "
+                             f"{type(exc).__name__}: {exc}") from None
 
 
 def aborted(returncode: int, stderr: str) -> bool:

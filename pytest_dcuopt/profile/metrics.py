@@ -31,8 +31,11 @@ CANONICAL: dict[str, MetricInfo] = {
     "flops": MetricInfo("FLOP", "compute", "floating-point operations counted by the profiler"),
     "flop_rate_gflops": MetricInfo("GFLOP/s", "compute", "counted FLOPs per second of kernel time"),
     "compute_throughput": MetricInfo(FRACTION, "compute", "SM/CU pipe throughput, fraction of its peak", "high"),
-    "memory_throughput": MetricInfo(FRACTION, "memory", "memory-system throughput, fraction of its peak", "high"),
-    "valu_utilization": MetricInfo(FRACTION, "compute", "VALU issue slots used / available (CUs x cycles)", "high"),
+    "memory_throughput": MetricInfo(FRACTION, "memory", "busiest memory unit (L1/shared, L2 or DRAM), fraction of "
+                                    "its peak; not the DRAM roof", "high"),
+    "dram_throughput": MetricInfo(FRACTION, "memory", "DRAM/HBM throughput, fraction of its peak", "high"),
+    "valu_utilization": MetricInfo(FRACTION, "compute", "vector ALU busy fraction: VALU issue slots used / available "
+                                   "(DCU/AMD), FP32 FMA pipe active cycles (NVIDIA)", "high"),
     "matrix_pipe_utilization": MetricInfo(FRACTION, "compute", "matrix pipe (MMAC/MFMA/tensor) active fraction",
                                           "high"),
     "vmem_issue_utilization": MetricInfo(FRACTION, "memory", "texture-addresser busy / (CUs x cycles)", "high"),

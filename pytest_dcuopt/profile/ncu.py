@@ -11,16 +11,18 @@ import csv
 import io
 from collections.abc import Mapping, Sequence
 
-from .hipprof import PmcFormatError
+from .hipprof import PmcFormatError, dispatch_index
 from .kernels import KernelRow
 from .metrics import Metric
 
-# The metric set asked for by default: time, DRAM traffic, pipe/memory throughput, occupancy, L2, tensor pipe,
-# FP32 instruction counts (for a FLOP count), shared-memory bank conflicts, launch resources.
+# The metric set asked for by default: time, DRAM traffic, SM / DRAM / memory-system throughput (the roofline's
+# counters: sm__throughput against dram__throughput decides the bound), the FP32 FMA pipe, occupancy, L2, tensor
+# pipe, FP32 instruction counts (for a FLOP count), shared-memory bank conflicts, launch resources.
 DEFAULT_METRICS: tuple[str, ...] = (
     "gpu__time_duration.sum", "dram__bytes_read.sum", "dram__bytes_write.sum",
-    "sm__throughput.avg.pct_of_peak_sustained_elapsed",
+    "sm__throughput.avg.pct_of_peak_sustained_elapsed", "dram__throughput.avg.pct_of_peak_sustained_elapsed",
     "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",
+    "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active",
     "sm__warps_active.avg.pct_of_peak_sustained_active", "lts__t_sector_hit_rate.pct",
     "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active",
     "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum", "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum",
@@ -58,14 +60,14 @@ def _long(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[KernelRo
     found: dict[int, KernelRow] = {}
     for values in rows:
         record = dict(zip(header, values, strict=False))
-        index = int(record.get("ID", "0") or 0)
+        index = dispatch_index(record.get("ID"), "ID")
         row = found.get(index)
         if row is None:
             row = found[index] = KernelRow(record.get("Kernel Name", ""), index, {},
                                            {k: record.get(k, "") for k in ("Block Size", "Grid Size", "Device", "CC")})
         number = _value(record.get("Metric Value", ""), record.get("Metric Unit", ""))
         if number is not None:
-            row.counters[record["Metric Name"]] = number
+            row.counters[record.get("Metric Name", "")] = number
     return [found[i] for i in sorted(found)]
 
 
@@ -82,7 +84,8 @@ def _wide(header: Sequence[str], rows: Sequence[Sequence[str]], source: str) -> 
             number = _value(raw, unit) if "__" in column else None
             if number is not None:
                 counters[column] = number
-        found.append(KernelRow(record["Kernel Name"], int(record.get("ID", "0") or 0), counters, {}))
+        found.append(KernelRow(record.get("Kernel Name", ""), dispatch_index(record.get("ID"), "ID", source), counters,
+                               {}))
     return found
 
 
@@ -92,6 +95,8 @@ _DIRECT: Mapping[str, tuple[str, ...]] = {  # normalized name -> ncu metrics (fi
     "dram_write_bytes": ("dram__bytes_write.sum",),
     "compute_throughput": ("sm__throughput.avg.pct_of_peak_sustained_elapsed",),
     "memory_throughput": ("gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",),
+    "dram_throughput": ("dram__throughput.avg.pct_of_peak_sustained_elapsed",),
+    "valu_utilization": ("sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active",),
     "achieved_occupancy": ("sm__warps_active.avg.pct_of_peak_sustained_active",),
     "l2_hit_rate": ("lts__t_sector_hit_rate.pct",),
     "matrix_pipe_utilization": ("sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active",

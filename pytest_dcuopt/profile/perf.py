@@ -7,7 +7,6 @@ fifo:ctl,ack`): the whole output is the kernel under test. A hardware event the 
 from __future__ import annotations
 
 import csv
-import io
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -32,7 +31,7 @@ class PerfStat:
 def parse_perf_stat(text: str) -> PerfStat:
     stat = PerfStat()
     cleaned = _PERF_NOISE.sub("\n", text)
-    for record in csv.reader(io.StringIO(cleaned)):
+    for record in csv.reader(cleaned.splitlines()):  # splitlines: a bare \r ends a line, not the parse
         if len(record) < 3 or record[0].startswith("#") or not record[2]:
             continue
         value, unit, event = record[0].strip(), record[1].strip(), record[2].strip()

@@ -3,12 +3,20 @@
 Inputs: the normalized metrics of one profiled call, the workload model of ref.py (`flops`, `bytes_moved`
 at the profiled dims) and the device's ceilings (`data/peaks.json`, or a copy measured in this session).
 
-1. Utilization of each ceiling: compute `u_c` = achieved FLOP/s / peak FLOP/s (counted FLOPs, else the
-   model's), raised to a pipe-utilization counter when the tool gives one; memory `u_m` = DRAM bytes/s /
-   peak bandwidth (counted bytes, else the model's), raised to a memory-throughput counter likewise.
+1. Utilization of each ceiling, from the profiler's counters when it gives them, else from time:
+   compute `u_c` = the busiest of the SM/CU counters (`compute_throughput`: ncu's sm__throughput; the VALU/FMA
+   and matrix pipes), or achieved FLOP/s / peak FLOP/s (counted FLOPs, else the model's) when larger; memory
+   `u_m` = DRAM throughput (`dram_throughput`: ncu's dram__throughput, a fraction of the DRAM peak) or DRAM
+   bytes/s / peak bandwidth (counted bytes, else the model's), whichever is larger. ncu's
+   gpu__compute_memory_throughput (`memory_throughput`) is the busiest of L1, L2 and DRAM: a tiled matmul
+   that keeps its shared memory busy reads ~90% there with DRAM nearly idle, so it is never taken for the
+   DRAM roof. `evidence` says what decided: "counters" (both axes from counters), "time" (the time-based
+   roofline: no counter for either axis), "time and counters" (one axis each).
 2. Bound: the axis closer to its ceiling, unless both are below `LATENCY_BELOW` (neither the pipes nor the
    memory is busy: launch cost, stalls, occupancy or tails dominate) -> latency. Nothing known -> unknown.
-3. Stop: the binding utilization at or above `STOP_AT` -> "stop: within X% of the <axis> roofline", budget 0.
+3. Stop: the bound axis's *roof* utilization at or above `STOP_AT` -> "stop: within X% of the <axis> roofline",
+   budget 0. The roof is FLOP/s (or a math pipe's busy fraction) for compute and DRAM bandwidth for memory; a
+   busy SM counter alone (its load/store or shared-memory pipe) is a bound, not a reached roof.
 4. Gaps per axis: the binding axis gets its utilization (methods that cut its work pay in proportion to how
    binding it is), the other resource axis its own utilization, latency `1 - max(u)` (the room left to the
    nearest roof). Gaps below `MIN_GAP` count 0. The budget splits `TOTAL` methods in proportion to the gaps
@@ -114,6 +122,12 @@ def ceilings_for(arch: str | None, device_name: str | None, precision: str = "fp
                     sources)
 
 
+# Counters that measure how busy each axis is, by normalized name (metrics.py), first the most direct.
+COMPUTE_COUNTERS = ("compute_throughput", "valu_utilization", "matrix_pipe_utilization")
+ROOF_COMPUTE_COUNTERS = ("valu_utilization", "matrix_pipe_utilization")  # a math pipe near its peak is the roof
+MEMORY_COUNTERS = ("dram_throughput",)
+
+
 @dataclass
 class Roofline:
     bound: str  # compute | memory | latency | unknown
@@ -123,6 +137,8 @@ class Roofline:
     stop: str | None
     inputs: dict[str, Any]
     notes: list[str]
+    evidence: str = "none"  # counters | time | time and counters | none
+    decided_by: str = ""  # the sentence: which figures placed the kernel
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -139,33 +155,64 @@ def classify(metrics: Mapping[str, Metric], ceilings: Ceilings, model_flops: flo
     u_c = _credible(_fraction(flops, time, ceilings.peak_flops), "compute", ceilings.sources.get("flops"), notes)
     u_m = _credible(_fraction(nbytes, time, ceilings.peak_bandwidth), "memory", ceilings.sources.get("bandwidth"),
                     notes)
-    u_c, c_from = _raise_to_counter(u_c, metrics, ("compute_throughput", "valu_utilization",
-                                                   "matrix_pipe_utilization"), notes)
-    u_m, m_from = _raise_to_counter(u_m, metrics, ("memory_throughput",), notes)
+    roof_c, roof_m = u_c, u_m
+    roof_c, _ = _raise_to_counter(roof_c, metrics, ROOF_COMPUTE_COUNTERS, [])
+    roof_m, _ = _raise_to_counter(roof_m, metrics, MEMORY_COUNTERS, [])
+    u_c, c_from = _raise_to_counter(u_c, metrics, COMPUTE_COUNTERS, notes, f"{flops_from} / time / peak")
+    u_m, m_from = _raise_to_counter(u_m, metrics, MEMORY_COUNTERS, notes, f"{bytes_from} / time / peak")
     if time is None:
         notes.append("no kernel time: utilizations from counters only")
     inputs = {"time_s": time, "flops": flops, "flops_from": flops_from, "bytes": nbytes, "bytes_from": bytes_from,
               "arithmetic_intensity": (flops / nbytes) if flops and nbytes else None,
-              "compute_utilization_from": c_from, "memory_utilization_from": m_from, "ceilings": ceilings.to_json(),
+              "compute_utilization_from": c_from, "memory_utilization_from": m_from,
+              "roof_utilization": {"compute": roof_c, "memory": roof_m}, "ceilings": ceilings.to_json(),
               "constants": {"TOTAL": TOTAL, "MAX_PER_AXIS": MAX_PER_AXIS, "MIN_GAP": MIN_GAP,
                             "LATENCY_BELOW": LATENCY_BELOW, "STOP_AT": STOP_AT}}
     utilization: dict[str, float | None] = {"compute": u_c, "memory": u_m}
+    evidence = _evidence(c_from, m_from)
     known = {axis: u for axis, u in utilization.items() if u is not None}
     if not known:
         notes.append("no ceiling utilization could be computed (no time, or no ceilings, or no FLOP/byte count): "
                       "budget 0/0/0 rather than a guess")
-        return Roofline("unknown", utilization, dict.fromkeys(AXES, 0.0), dict.fromkeys(AXES, 0), None, inputs, notes)
+        return Roofline("unknown", utilization, dict.fromkeys(AXES, 0.0), dict.fromkeys(AXES, 0), None, inputs, notes,
+                        evidence, "nothing: no counter and no time-based utilization")
     nearest = max(known, key=lambda axis: (known[axis], axis == "memory"))
     top = known[nearest]
     bound = nearest if top >= LATENCY_BELOW else "latency"
-    if top >= STOP_AT:
-        stop = f"stop: within {100 * (1 - min(top, 1.0)):.0f}% of the {nearest} roofline ({100 * top:.0f}% reached)"
-        return Roofline(nearest, utilization, dict.fromkeys(AXES, 0.0), dict.fromkeys(AXES, 0), stop, inputs, notes)
+    decided = _decided_by(bound, utilization, {"compute": c_from, "memory": m_from}, metrics)
+    roof = {"compute": roof_c, "memory": roof_m}[nearest]
+    if bound == nearest and roof is not None and roof >= STOP_AT:
+        stop = f"stop: within {100 * (1 - min(roof, 1.0)):.0f}% of the {nearest} roofline ({100 * roof:.0f}% reached)"
+        return Roofline(nearest, utilization, dict.fromkeys(AXES, 0.0), dict.fromkeys(AXES, 0), stop, inputs, notes,
+                        evidence, decided)
     gaps = {"compute": u_c or 0.0, "memory": u_m or 0.0, "latency": max(0.0, 1.0 - top)}
     if len(known) < 2:
         notes.append(f"{'compute' if u_c is None else 'memory'} ceiling unknown: that axis gets no methods")
     return Roofline(bound, utilization, {a: round(g, 4) for a, g in gaps.items()}, allocate_budget(gaps), None,
-                    inputs, notes)
+                    inputs, notes, evidence, decided)
+
+
+def _evidence(compute_from: str, memory_from: str) -> str:
+    """counters: both axes from the profiler (a throughput counter, or counted FLOPs/bytes over the kernel time);
+    time: both from ref.py's model over the time; none: neither axis known."""
+    known = [source for source in (compute_from, memory_from) if source != "unknown"]
+    counted = [not source.startswith("ref.py") for source in known]
+    if not known:
+        return "none"
+    if all(counted) and len(known) == 2:
+        return "counters"
+    return "time and counters" if any(counted) else "time"
+
+
+def _decided_by(bound: str, utilization: Mapping[str, float | None], sources: Mapping[str, str],
+                metrics: Mapping[str, Metric]) -> str:
+    parts = [f"{axis} {100 * u:.0f}% ({sources[axis]})" for axis, u in utilization.items() if u is not None]
+    occupancy = _value(metrics, "achieved_occupancy")
+    if occupancy is not None:
+        parts.append(f"achieved occupancy {100 * occupancy:.0f}%")
+    why = (f"both below {100 * LATENCY_BELOW:.0f}%: neither the SMs/CUs nor DRAM is busy" if bound == "latency"
+           else f"{bound} is the busier axis")
+    return f"{bound}-bound: {'; '.join(parts)} - {why}"
 
 
 def allocate_budget(gaps: Mapping[str, float], total: int = TOTAL, cap: int = MAX_PER_AXIS) -> dict[str, int]:
@@ -218,10 +265,10 @@ def _credible(value: float | None, axis: str, source: str | None, notes: list[st
 
 
 def _raise_to_counter(value: float | None, metrics: Mapping[str, Metric], names: tuple[str, ...],
-                      notes: list[str]) -> tuple[float | None, str]:
+                      notes: list[str], computed_from: str = "achieved / peak") -> tuple[float | None, str]:
     """A pipe/throughput counter that says the unit is busier than the FLOP/byte model wins (the model misses
     overheads such as address math or cache traffic); the record names which source decided."""
-    source = "achieved / peak" if value is not None else "unknown"
+    source = computed_from if value is not None else "unknown"
     for name in names:
         counter = _value(metrics, name)
         if counter is not None and (value is None or counter > value):

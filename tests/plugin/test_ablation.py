@@ -3,8 +3,8 @@
 Fixture case: tests/data/cases/ablation_rowsum (row sums; branch `unrolled` has eight accumulators behind
 `#ifndef DCUOPT_NO_UNROLL` and a block that changes nothing behind `#ifndef DCUOPT_NO_PLACEBO`). The observer
 is built in (plugin.py). Timing-based verdicts are asserted only with wide margins (a serial float chain is several
-times slower than eight accumulators; a placebo within 10%); the verdict rules themselves are unit-tested on fixed
-numbers in tests/unit/test_cli_methods.py and the ablation module's own tests.
+times slower than eight accumulators; a placebo within a factor of two); the verdict rule itself is unit-tested
+on fixed numbers in tests/unit/test_ablation_verdict.py.
 """
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ def run_ablation(pytester: pytest.Pytester, cache: Path, case: Path = ROWSUM) ->
 
 
 @skip_if_no_gxx
-def test_removing_the_unroll_slows_the_branch_and_the_placebo_shows_no_effect(pytester, shared_build_cache) -> None:
+def test_removing_the_unroll_slows_the_branch_and_the_placebo_is_measured(pytester, shared_build_cache) -> None:
     result = run_ablation(pytester, shared_build_cache)
     result.assert_outcomes(passed=1)
     report = json.loads((pytester.path / "run" / "ablation.json").read_text())
@@ -39,11 +39,17 @@ def test_removing_the_unroll_slows_the_branch_and_the_placebo_shows_no_effect(py
     assert unroll["outcome"] == "helps", unroll
     assert unroll["slowdown_interval"][0] > 1.2, unroll  # a serial float chain is much slower
     assert unroll["flags"] == ["-DDCUOPT_NO_UNROLL"]
-    # The placebo was built, found correct and timed; its verdict depends on the machine's noise (a loaded 2-core
-    # box has shown 8%), so only that it was measured is asserted here: the rule is unit-tested on fixed numbers.
+    # The placebo: built, checked and timed in every round. Its verdict is a few-percent question, which a loaded
+    # machine can tilt (docs/loop.md has the five-run figure); no several-fold effect is asserted here.
     assert placebo["outcome"] in ("no measurable effect", "helps", "hurts"), placebo
     low, high = placebo["slowdown_interval"]
-    assert 0 < low <= placebo["slowdown_when_removed"] <= high, placebo
+    assert 0.5 < low <= placebo["slowdown_when_removed"] <= high < 2.0, placebo
+    assert len(placebo["round_ratios"]) == 4  # one paired ratio per round (the default 4 rounds)
+    # Both removed: several-fold slower like the unroll alone; the interaction is the ratio to the singles' product.
+    pair = entry["interactions"]["latency.ilp_unroll + noop.placebo"]
+    assert pair["flags"] == ["-DDCUOPT_NO_UNROLL", "-DDCUOPT_NO_PLACEBO"] and pair["outcome"] == "helps", pair
+    assert pair["interaction_outcome"] in ("independent", "synergy", "redundant"), pair
+    assert 0.5 < pair["interaction"] < 2.0, pair
     state = json.loads((pytester.path / "run" / "state.json").read_text())
     recorded = state["cases"]["ablation_rowsum"]["toolchains"]["cpu"]["branches"]["unrolled"]["observations"]
     assert recorded["ablation"]["methods"]["latency.ilp_unroll"]["outcome"] == "helps"

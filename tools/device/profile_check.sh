@@ -2,8 +2,8 @@
 # The `profile` marker on the example suite's cuda branches (vector_add at N = 32M, far beyond the H200's 60 MB L2,
 # and matmul at 1024^3), run on the device from the repository root. Writes to $OUT: profile.json and state.json of
 # the run, every branch's ncu CSV (ncu_<case>__<branch>.csv, candidates for tests/data/profile/), the pytest log,
-# and profile_summary.json (per branch: outcome, kernels counted/dropped, DRAM bytes vs bytes_moved, bound, stop,
-# budget).
+# and profile_summary.json (per branch: outcome, kernels counted/dropped, DRAM bytes vs bytes_moved, bound, the
+# evidence that decided it (ncu's sm__throughput vs dram__throughput, or the time-based roofline), stop, budget).
 set -uo pipefail
 source tools/device/device_env.sh
 OUT=${OUT:-/tmp/profile_check_out}; mkdir -p "$OUT"
@@ -29,7 +29,8 @@ for e in report["profiles"]:
     rows.append({"branch": f"{e['case']}/{e['branch']}", "outcome": e["outcome"], "reason": e.get("reason", "")[:400],
                  "counted": [k["kernel"] for k in (e.get("kernels") or {}).get("counted", [])],
                  "dropped": (e.get("kernels") or {}).get("dropped"), "model_check": e.get("model_check"),
-                 "bound": roof.get("bound"), "stop": roof.get("stop"), "budget": roof.get("budget"),
+                 "bound": roof.get("bound"), "evidence": roof.get("evidence"), "decided_by": roof.get("decided_by"),
+                 "stop": roof.get("stop"), "budget": roof.get("budget"),
                  "utilization": roof.get("utilization"), "top": [t["name"] for t in e.get("top", [])],
                  "command": [r["command"] for r in e.get("runs", [])]})
 print(json.dumps({"made_by": "tools/device/profile_check.sh", "profiles": rows}, indent=2))
