@@ -3,7 +3,8 @@
 A directory with `ref.py` and a `kernel.<ext>` (or a seed `run_*` directory with state.json)
 becomes a module of generated tests; no test file is needed. For every toolchain that builds
 one of the case's kernel files there is `test_correctness_<toolchain>[<branch>]` and
-`test_benchmark_<toolchain>[<branch>]`, plus `test_<observer>_<toolchain>[<branch>]` for the
+`test_benchmark_<toolchain>[<branch>]` (one per benchmark size, `[<branch>-<size>]`, when ref.py declares
+`bench_sizes`), plus `test_<observer>_<toolchain>[<branch>]` for the
 branches that carry an observer's mark (from ref.py's `pytestmark` / `branch_marks`), e.g.
 `test_isa_cpu[...]` for the `isa` mark. ISA tests need no device: they build and disassemble only.
 """
@@ -20,14 +21,25 @@ import pytest
 from .bench.clock import SampleClock
 from .case.marks import read_case_marks
 from .case.model import Branch, KernelCase, find_branches, is_case_dir, is_seed_run_dir, load_case
+from .case.sizes import BenchSize, select_sizes
 from .errors import CaseError
 from .options import TOOLCHAIN_OPTION
 from .report.records import BranchRecord
 from .toolchains import registered_names, toolchain_class
+from .toolchains.base import expand_branches
 
 if TYPE_CHECKING:
     from .observe import Observer
     from .session import DcuOptSession
+
+
+# Benchmark size name -> the `<case>/<toolchain>` groups that declare it, over every case collected in this process:
+# what --dcuopt-sizes may name (the session checks it when collection has finished).
+DECLARED_SIZES = pytest.StashKey[dict[str, list[str]]]()
+
+
+def declared_sizes(config: pytest.Config) -> dict[str, list[str]]:
+    return config.stash.setdefault(DECLARED_SIZES, {})
 
 
 def wants(file_path: Path) -> bool:
@@ -44,6 +56,7 @@ class KernelCaseModule(pytest.Module):
         module.__file__ = str(self.path)
         try:
             case = load_case(self.path.parent)
+            case.branches = expand_branches(case.branches, [toolchain_class(n) for n in registered_names()])
             module_marks, branch_marks = read_case_marks(case.ref_path, [b.name for b in case.branches])
         except (CaseError, OSError) as exc:
             message = str(exc) if isinstance(exc, CaseError) else f"reading the case failed: {type(exc).__name__}: " \
@@ -56,7 +69,9 @@ class KernelCaseModule(pytest.Module):
         observers = [o for found in self.config.hook.pytest_dcuopt_observers(config=self.config) for o in found]
         toolchains = selected_toolchains(self.config, case)
         for name in toolchains:
-            _add_toolchain_tests(module, case, name, observers, module_marks, branch_marks)
+            sizes = _chosen_sizes(self.config, case, name)
+            _add_toolchain_tests(module, case, name, observers, module_marks, branch_marks, sizes)
+        _warn_unknown_size_toolchains(case)
         _add_layout_test(module, self.config, case, toolchains)
         for link, target in case.outside_links.items():  # (Node.warn would recurse here: it reads self.obj)
             warnings.warn_explicit(CaseLayoutWarning(f"{link} is a symlink to {target}, outside the case directory "
@@ -76,6 +91,24 @@ def selected_toolchains(config: pytest.Config, case: KernelCase) -> list[str]:
     if unknown:
         raise pytest.UsageError(f"{TOOLCHAIN_OPTION}: unknown toolchain(s) {unknown}; registered: {registered_names()}")
     return [n for n in names if case.sources_for(toolchain_class(n).extensions)]
+
+
+def _chosen_sizes(config: pytest.Config, case: KernelCase, toolchain: str) -> list[BenchSize]:
+    """The toolchain's benchmark sizes that --dcuopt-sizes picks; every declared name is remembered for its check."""
+    declared = case.for_toolchain(toolchain).bench_sizes
+    known = declared_sizes(config)
+    for size in declared:
+        known.setdefault(size.name, []).append(f"{case.name}/{toolchain}")
+    return select_sizes(declared, config.getoption("dcuopt_sizes"))
+
+
+def _warn_unknown_size_toolchains(case: KernelCase) -> None:
+    unknown = sorted(set(case.sizes.by_toolchain) - set(registered_names()))
+    if unknown:
+        warnings.warn_explicit(CaseLayoutWarning(
+            f"{case.ref_path}: bench_sizes_by_toolchain names {unknown}, which no registered toolchain is called "
+            f"(registered: {registered_names()}): those sizes are never used. Fix the name, or install the toolchain "
+            "plugin."), CaseLayoutWarning, str(case.ref_path), 1)
 
 
 def branch_ids(case: KernelCase, extensions: tuple[str, ...]) -> list[tuple[str, Path]]:
@@ -125,7 +158,8 @@ def layout_problems(case: KernelCase, toolchains: Sequence[str]) -> dict[str, tu
 
 
 def _add_toolchain_tests(module: types.ModuleType, case: KernelCase, toolchain: str, observers: Sequence[Observer],
-                         module_marks: list[pytest.Mark], branch_marks: dict[str, list[pytest.Mark]]) -> None:
+                         module_marks: list[pytest.Mark], branch_marks: dict[str, list[pytest.Mark]],
+                         sizes: Sequence[BenchSize] = ()) -> None:
     root = case.root
     ids = branch_ids(case, toolchain_class(toolchain).extensions)
     sources = dict(ids)
@@ -144,15 +178,39 @@ def _add_toolchain_tests(module: types.ModuleType, case: KernelCase, toolchain: 
         dcuopt_session.run_benchmark(variant, benchmark, clock, request.node.nodeid)
 
     correctness_params = [pytest.param(name, id=name, marks=own[name]) for name, _ in ids]
-    bench_mark = pytest.mark.benchmark(group=group, timer=SampleClock())
-    bench_params = [pytest.param(name, id=name, marks=[*own[name], bench_mark]) for name, _ in ids]
     marks = [pytest.mark.dcuopt(case=case.name, toolchain=toolchain)]
     setattr(module, f"test_correctness_{toolchain}",
             _decorate(test_correctness, pytest.mark.parametrize("branch", correctness_params), marks))
-    setattr(module, f"test_benchmark_{toolchain}",
-            _decorate(test_benchmark, pytest.mark.parametrize("branch", bench_params), marks))
+    if sizes:
+        setattr(module, f"test_benchmark_{toolchain}", _sized_benchmark(case, toolchain, ids, own, sizes, marks))
+    elif not case.for_toolchain(toolchain).bench_sizes:  # sizes declared, none picked: no benchmark here
+        bench_mark = pytest.mark.benchmark(group=group, timer=SampleClock())
+        bench_params = [pytest.param(name, id=name, marks=[*own[name], bench_mark]) for name, _ in ids]
+        setattr(module, f"test_benchmark_{toolchain}",
+                _decorate(test_benchmark, pytest.mark.parametrize("branch", bench_params), marks))
     for observer in observers:
         _add_observer_test(module, case, toolchain, ids, observer, module_marks, own, marks)
+
+
+def _sized_benchmark(case: KernelCase, toolchain: str, ids: list[tuple[str, Path]], own: dict[str, list[pytest.Mark]],
+                     sizes: Sequence[BenchSize], marks: list[Any]) -> Callable[..., Any]:
+    """`test_benchmark_<toolchain>[<branch>-<size>]`: every branch at every picked size, size by size (the
+    baseline first at each, so the others' A/B rounds find it timed there); pytest-benchmark groups by size."""
+    root, sources = case.root, dict(ids)
+    by_name = {size.name: size for size in sizes}
+
+    def test_benchmark(dcuopt_session: DcuOptSession, branch: str, size: str, benchmark: Any,
+                       request: pytest.FixtureRequest) -> None:
+        variant = dcuopt_session.variant(root, toolchain, branch, sources[branch])
+        clock = request.node.get_closest_marker("benchmark").kwargs["timer"]
+        dcuopt_session.run_benchmark(variant, benchmark, clock, request.node.nodeid, by_name[size])
+
+    params = []
+    for size in sizes:
+        bench_mark = pytest.mark.benchmark(group=f"{case.name}/{toolchain}/{size.name}", timer=SampleClock())
+        params += [pytest.param(name, size.name, id=f"{name}-{size.name}", marks=[*own[name], bench_mark])
+                   for name, _ in ids]
+    return _decorate(test_benchmark, pytest.mark.parametrize(("branch", "size"), params), marks)
 
 
 def _add_observer_test(module: types.ModuleType, case: KernelCase, toolchain: str, ids: list[tuple[str, Path]],

@@ -41,6 +41,8 @@ DEVICES_OPTION = "--dcuopt-devices"
 NO_HOST_LOCK_OPTION = "--dcuopt-no-host-lock"
 SIDE_FIGURES_OPTION = "--dcuopt-side-figures"
 BUILD_JOBS_OPTION = "--dcuopt-build-jobs"
+TRITON_CAPTURE_OPTION = "--dcuopt-triton-capture"
+SIZES_OPTION = "--dcuopt-sizes"
 
 HOME_NAME = ".dcuopt"  # runs/, build-cache/ and logs/ go in here
 DEFAULT_RUN_ROOT = f"{HOME_NAME}/runs"
@@ -103,6 +105,15 @@ def parse_dims(text: str) -> dict[str, Any]:
     if not isinstance(dims, dict):
         raise argparse.ArgumentTypeError(f"{text!r} must be a JSON object of dims such as '{{\"N\": 17}}'")
     return dims
+
+
+def parse_size_names(text: str) -> tuple[str, ...]:
+    """`all`, or benchmark size names (ref.py `bench_sizes`) separated by commas; repeats are dropped."""
+    names = tuple(dict.fromkeys(n.strip() for n in text.split(",") if n.strip()))
+    if not names:
+        raise argparse.ArgumentTypeError(f"{text!r}: give `all` or benchmark size names separated by commas, "
+                                         "e.g. l2,dram")
+    return names
 
 
 def parse_backends(text: str) -> tuple[str, ...]:
@@ -180,6 +191,10 @@ def add_options(parser: pytest.Parser) -> None:
                     help="Replay one correctness example with these dims (e.g. from a failure report). Default: none")
     group.addoption(SEED_OPTION, metavar="INT", type=int, default=None,
                     help="Seed of the replayed example (with --dcuopt-dims). Default: 0")
+    group.addoption(SIZES_OPTION, metavar="NAMES", type=parse_size_names, default=("all",),
+                    help="Benchmark sizes to time, by the names ref.py's `bench_sizes` gives them (comma separated), "
+                         "or `all`. A case without `bench_sizes` is timed at its default dims whatever this says; a "
+                         "name no collected case declares is an error. Default: all")
     for option in TIMING_NUMBERS:
         option.add_to(group, "Timing")
     group.addoption(HOT_OPTION, action="store_true", default=False,
@@ -203,6 +218,10 @@ def add_options(parser: pytest.Parser) -> None:
                          "set in the kernel worker's CUDA_VISIBLE_DEVICES / HIP_VISIBLE_DEVICES before its runtime "
                          "starts; the record's device.pin names it. Timing on a GPU always holds that GPU's lock. "
                          "Default: no pinning (the runtime's first visible GPU)")
+    group.addoption(TRITON_CAPTURE_OPTION, metavar="DIR", default=None,
+                    help="Record TorchInductor's autotuning (configs, timings, inputs, standalone kernels) into DIR "
+                         "for code this pytest process compiles with torch.compile; same as "
+                         "$DCUOPT_TRITON_CAPTURE=DIR (docs/triton.md, `dcuopt triton`). Default: off")
     group.addoption(NO_HOST_LOCK_OPTION, action="store_true", default=False,
                     help="CPU timing: do not hold the host's timing lock (shared by xdist workers and other pytest "
                          "sessions), so CPU branches may be timed concurrently. Default: hold it")
@@ -237,6 +256,7 @@ class Options:
     devices: tuple[str, ...] = ()
     host_lock: bool = True
     build_jobs: int = 1  # --dcuopt-build-jobs: parallel builds before the first test (0: none)
+    bench_sizes: tuple[str, ...] = ("all",)  # --dcuopt-sizes: the benchmark sizes picked by name, or `all`
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> Options:
@@ -261,6 +281,7 @@ class Options:
             compare=get(COMPARE_OPTION), compare_threshold=get(COMPARE_THRESHOLD_OPTION),
             compare_floor_us=get(COMPARE_FLOOR_OPTION), compare_retries=get(COMPARE_RETRIES_OPTION),
             devices=get(DEVICES_OPTION), host_lock=not get(NO_HOST_LOCK_OPTION), build_jobs=get(BUILD_JOBS_OPTION),
+            bench_sizes=get(SIZES_OPTION),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -270,7 +291,8 @@ class Options:
                 "cache_dir": str(self.cache_dir), "compare": self.compare,
                 "compare_rule": {"threshold": self.compare_threshold, "floor_us": self.compare_floor_us,
                                  "retries": self.compare_retries},
-                "devices": list(self.devices), "host_lock": self.host_lock, "build_jobs": self.build_jobs}
+                "devices": list(self.devices), "host_lock": self.host_lock, "build_jobs": self.build_jobs,
+                "bench_sizes": list(self.bench_sizes)}
 
 
 def default_home(config: pytest.Config) -> Path:

@@ -42,17 +42,46 @@ def pytest_configure(config: pytest.Config) -> None:
     _warn_deprecated_options(config)
     observers = [o for found in config.hook.pytest_dcuopt_observers(config=config) for o in found]
     config.stash[SESSION_KEY] = DcuOptSession(config, Options.from_config(config), observers)
+    _start_triton_capture(config)
     if not hasattr(config, "workerinput"):  # xdist workers end with their controller; it writes the state
         from .run.interrupt import InterruptGuard
 
         guard = config.stash[INTERRUPT_KEY] = InterruptGuard()
         guard.install()
+    else:  # an xdist worker: its own torch work (the reference outputs) keeps to its share of the host's cores
+        from .run.devices import cpu_share, limit_harness_threads, note_host_workers
+
+        note_host_workers(config.workerinput)
+        share = cpu_share()
+        if share is not None:
+            limit_harness_threads(share)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     guard: InterruptGuard | None = config.stash.get(INTERRUPT_KEY, None)
     if guard is not None:
         guard.uninstall()
+
+
+def _start_triton_capture(config: pytest.Config) -> None:
+    """--dcuopt-triton-capture DIR (or $DCUOPT_TRITON_CAPTURE): record Inductor's autotuning in this process; the
+    variable is set too, so a process started from here can call capture.install_from_env()."""
+    import os
+
+    from .options import TRITON_CAPTURE_OPTION
+    from .triton_flow.capture import CAPTURE_ENV, install_from_env
+
+    folder = config.getoption(TRITON_CAPTURE_OPTION, None)
+    if folder:
+        os.environ[CAPTURE_ENV] = os.path.abspath(folder)
+    if not os.environ.get(CAPTURE_ENV):
+        return
+    try:
+        install_from_env()
+    except ImportError as exc:
+        raise pytest.UsageError(f"{TRITON_CAPTURE_OPTION} / ${CAPTURE_ENV}={os.environ[CAPTURE_ENV]}: TorchInductor "
+                                f"cannot be imported here ({exc}); install torch with Triton support, or drop the "
+                                "option") from None
 
 
 def _warn_deprecated_options(config: pytest.Config) -> None:
@@ -97,6 +126,15 @@ def dcuopt_case(request: pytest.FixtureRequest) -> CaseHandle:
 
 
 @pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """xdist controller: tell each worker how many workers share its host (their builds and references split its
+    cores, run/devices.py `CpuShare`); remote workers (`--tx ssh=...`, `socket=...`) count per host."""
+    from .run.devices import HOST_WORKERS_KEY, workers_on_host
+
+    node.workerinput[HOST_WORKERS_KEY] = workers_on_host(node.nodemanager.specs, node.gateway.spec)
+
+
+@pytest.hookimpl(optionalhook=True)
 def pytest_testnodedown(node: Any, error: Any) -> None:
     """xdist controller: fold a worker's records and observer reports into the controller's session."""
     payload = getattr(node, "workeroutput", {}).get(WORKER_OUTPUT_KEY)
@@ -106,8 +144,11 @@ def pytest_testnodedown(node: Any, error: Any) -> None:
 
 @pytest.hookimpl(trylast=True)
 def pytest_collection_finish(session: pytest.Session) -> None:
-    """Build every selected branch in parallel (--dcuopt-build-jobs) before the first test runs."""
+    """Check --dcuopt-sizes against the collected cases; build every selected branch in parallel
+    (--dcuopt-build-jobs) before the first test runs."""
     dcuopt = session.config.stash.get(SESSION_KEY, None)
+    if dcuopt is not None:
+        dcuopt.check_size_selection()
     if dcuopt is None or session.config.option.collectonly or not session.items:
         return
     report = dcuopt.prebuild(session.items)

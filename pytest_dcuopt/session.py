@@ -13,22 +13,35 @@ import pytest
 
 from . import __version__
 from .bench.clock import SampleClock
-from .bench.run import benchmarks_disabled, interleave_with_baseline, measure, run_benchmark, run_disabled
+from .bench.run import (
+    BenchPoint,
+    benchmarks_disabled,
+    bind_spec,
+    default_point,
+    interleave_with_baseline,
+    measure,
+    run_benchmark,
+    run_disabled,
+    size_point,
+)
 from .case.model import Branch, KernelCase, load_case
+from .case.sizes import ALL, BenchSize
 from .check.compare import reproduce_command
 from .check.verify import CheckSettings, check_before_timing, checked_call, run_correctness
-from .errors import DcuOptError, ReportError, TimedCallsWrong
+from .errors import CaseError, DcuOptError, ReportError, TimedCallsWrong, ToolchainUnavailable
 from .files import point_latest, write_atomic
 from .gate import REPORT_NAME as GATE_REPORT
 from .gate import build_gate
 from .gate import entry as gate_entry
 from .gate.ci import append_step_summary
 from .observe import Observer
-from .options import Options
+from .options import SIZES_OPTION, Options
 from .report.machine import machine_info, now
+from .report.plots import write_run_plots
 from .report.records import BranchRecord
 from .report.state import build_state, validate_state
 from .report.summary import render_summary, terminal_lines
+from .run.devices import cpu_share
 from .timing.calibration import CalibrationStore
 from .toolchains import Availability, Toolchain, make_toolchain, toolchain_class
 from .toolchains.cache import BuildCache
@@ -100,6 +113,9 @@ class DcuOptSession:
         variants = list({id(v): v for v in (self._variant_or_none(item) for item in items) if v is not None}.values())
         if not variants:
             return None
+        share = cpu_share()
+        if share is not None:  # an xdist worker: its part of the host's build jobs, starting at its own slice
+            return prebuild(share.rotated(variants), self.cache, share.build_jobs(self.options.build_jobs))
         return prebuild(variants, self.cache, self.options.build_jobs)
 
     def _variant_or_none(self, item: pytest.Item) -> Variant | None:
@@ -131,6 +147,26 @@ class DcuOptSession:
         sources = dict(branch_ids(self.case(root), toolchain_class(toolchain).extensions))
         return self.variant(root, toolchain, branch, sources[branch]) if branch in sources else None
 
+    def check_size_selection(self) -> None:
+        """--dcuopt-sizes may only name sizes that a collected case declares for a selected toolchain: anything else
+        is a usage error naming the sizes there are (checked once collection has finished)."""
+        from .collect import declared_sizes
+
+        picked = self.options.bench_sizes
+        if ALL in picked or not self.collected_cases:
+            return
+        known = declared_sizes(self.config)
+        unknown = [name for name in picked if name not in known]
+        if not unknown:
+            return
+        if not known:
+            raise pytest.UsageError(f"{SIZES_OPTION}={','.join(picked)}: no collected case declares benchmark sizes "
+                                    "(ref.py `bench_sizes`), so there is nothing to pick; leave the option out to time "
+                                    "every case at its default dims.")
+        listed = "; ".join(f"{name} ({', '.join(groups)})" for name, groups in known.items())
+        raise pytest.UsageError(f"{SIZES_OPTION}: unknown benchmark size(s) {', '.join(unknown)}; the collected cases "
+                                f"declare: {listed}. Give some of these, or `all`.")
+
     def resolve(self, variant: Variant) -> None:
         """Build and load the branch (once); observers call this for a build without a device."""
         if variant.resolved:
@@ -146,6 +182,8 @@ class DcuOptSession:
             variant.record.skipped = reason
             pytest.skip(reason)
         self.resolve(variant)
+        if isinstance(variant.setup_error, ToolchainUnavailable):  # a branch the stack rejects (BranchUnavailable)
+            pytest.skip(f"unavailable: {variant.setup_error}")
         if variant.setup_error is not None:
             pytest.fail(str(variant.setup_error), pytrace=False)
 
@@ -166,43 +204,69 @@ class DcuOptSession:
         self.prepare(variant)
         checked_call(variant, dims, seed, nodeid, reproduce=reproduce_command(nodeid))
 
-    def run_benchmark(self, variant: Variant, benchmark: Any, clock: SampleClock, nodeid: str) -> None:
+    def run_benchmark(self, variant: Variant, benchmark: Any, clock: SampleClock, nodeid: str,
+                      size: BenchSize | None = None) -> None:
+        """`test_benchmark_<toolchain>[<branch>]`, or `[<branch>-<size>]` for one of the case's benchmark sizes."""
+        if size is not None:  # listed at its size whatever happens below (a skip, a failure before timing)
+            order = next((i for i, declared in enumerate(variant.case.bench_sizes) if declared.name == size.name), 0)
+            variant.record.size_entry(size.name, variant.case.dims_at(size), order)
         self.prepare(variant)
         if variant.failed_correctness:
             reason = f"not benchmarked: {variant.label} failed its correctness test"
             variant.record.skipped = reason
             pytest.skip(reason)
+        point = self._point(variant, size)
         if benchmarks_disabled(self.config):  # pytest-benchmark's semantics: run once, no statistics
-            wrong = run_disabled(variant, nodeid)
+            wrong = run_disabled(variant, nodeid, point)
             if wrong is not None:
                 pytest.fail(self._with_regression(variant, "correctness", wrong), pytrace=False)
             return
-        wrong = check_before_timing(variant, nodeid)  # no verdict here yet (deselected, or another xdist worker)
-        if wrong is not None:
-            variant.record.skipped = f"not benchmarked: {variant.label} failed the boundary dims checked before timing"
-            pytest.fail(self._with_regression(variant, "correctness", wrong), pytrace=False)
+        if not variant.boundary_checked:  # no verdict here yet (deselected, or another xdist worker)
+            wrong = check_before_timing(variant, nodeid)
+            variant.boundary_checked = True
+            if wrong is not None:
+                variant.record.skipped = (f"not benchmarked: {variant.label} failed the boundary dims checked before "
+                                          "timing")
+                pytest.fail(self._with_regression(variant, "correctness", wrong), pytrace=False)
         options = self.options
-        samples = run_benchmark(variant, benchmark, clock, options.policy, options.timeout_s, nodeid)
+        samples = run_benchmark(variant, benchmark, clock, options.policy, options.timeout_s, nodeid, point)
         baseline = self._variants.get((variant.case.name, variant.toolchain.name, "baseline"))
         interleaved = interleave_with_baseline(variant, baseline, options.interleave_rounds, options.policy,
-                                               options.timeout_s)
+                                               options.timeout_s, point)
         if interleaved is not None:
             benchmark.extra_info["speedup_vs_baseline"] = round(interleaved["speedup"], 4)
         self.config.hook.pytest_dcuopt_branch_timed(variant=variant, config=self.config, samples=samples)
         if self.gate is not None:
-            self.gate_timing(variant)
+            self.gate_timing(variant, point)
 
-    def gate_timing(self, variant: Variant) -> None:
-        """--dcuopt-compare: the branch's timing verdict against the baseline; SLOW fails the benchmark test."""
-        assert self.gate is not None
-        verdict = self.gate.judge_timing(variant.record, variant.toolchain.identity(), lambda: self._remeasure(variant))
-        self.add_report(GATE_REPORT, gate_entry(variant.record, verdict))
-        if verdict.fails:
-            pytest.fail(self.gate.slow_message(variant.label, verdict), pytrace=False)
-
-    def _remeasure(self, variant: Variant) -> list[float]:
+    def _point(self, variant: Variant, size: BenchSize | None) -> BenchPoint:
+        """Where the benchmark times: the default dims, or the size's dims (a size whose dims cannot be timed fails
+        its test, and its entry in the record says why)."""
+        if size is None:
+            return default_point(variant)
         try:
-            samples = measure(variant, self.options.policy, self.options.timeout_s)["samples"]
+            return size_point(variant, size)
+        except CaseError as exc:
+            message = str(exc)
+        variant.record.sizes[size.name]["error"] = {"kind": "case error", "message": message}
+        pytest.fail(message, pytrace=False)
+
+    def gate_timing(self, variant: Variant, point: BenchPoint | None = None) -> None:
+        """--dcuopt-compare: the branch's timing verdict against the baseline (at a benchmark size: against the
+        baseline run's figures at that size); SLOW fails the benchmark test."""
+        assert self.gate is not None
+        point = point or default_point(variant)
+        record = variant.record if point.size is None else variant.record.at_size(point.size)
+        verdict = self.gate.judge_timing(record, variant.toolchain.identity(), lambda: self._remeasure(variant, point))
+        self.add_report(GATE_REPORT, gate_entry(record, verdict))
+        if verdict.fails:
+            label = variant.label if point.size is None else f"{variant.label}[{point.size}]"
+            pytest.fail(self.gate.slow_message(label, verdict), pytrace=False)
+
+    def _remeasure(self, variant: Variant, point: BenchPoint) -> list[float]:
+        try:
+            spec = bind_spec(variant, point)
+            samples = measure(variant, self.options.policy, self.options.timeout_s, spec)["samples"]
             return [s * 1e3 for s in samples.seconds]
         except TimedCallsWrong as exc:
             wrong = str(exc)
@@ -291,7 +355,9 @@ class DcuOptSession:
         self.state = state
         _collect(errors, "state.json", write_atomic, run_dir / "state.json",
                  json.dumps(state, indent=2, default=str) + "\n")
-        _collect(errors, "summary.md", lambda: write_atomic(run_dir / "summary.md", render_summary(state)))
+        # The plots (PNG, beside summary.md) are drawn first so that summary.md links the files just written.
+        _collect(errors, "summary.md", lambda: write_atomic(
+            run_dir / "summary.md", render_summary(state) + "\n".join(write_run_plots(state, run_dir))))
         _collect(errors, "$GITHUB_STEP_SUMMARY", append_step_summary, state)
         for name, entries in sorted(self.reports.items()):
             observer = self.observers.get(name)

@@ -28,7 +28,7 @@ from .errors import CaseError, CompileError, DcuOptError, SignatureError
 from .report.records import BranchRecord
 from .run.isolation import IsolatedKernel, WorkerSpec
 from .timing.calibration import CalibrationStore
-from .toolchains.base import Artifact, Toolchain
+from .toolchains.base import Artifact, BranchUnavailable, Toolchain
 from .toolchains.binding import BindSpec
 from .toolchains.cache import BuildCache, BuildCacheError
 
@@ -51,6 +51,7 @@ class Variant:
     worker: IsolatedKernel | None = None
     setup_error: DcuOptError | None = None
     default_verified: bool = False
+    boundary_checked: bool = False  # the boundary dims were checked before timing (once for every benchmark size)
     failed_correctness: bool = False
     examples: int = 0
     last_failure: dict[str, Any] | None = field(default=None, repr=False)
@@ -117,6 +118,10 @@ def resolve(variant: Variant, settings: BuildSettings) -> None:
     except (CaseError, SignatureError) as exc:
         variant.setup_error = exc
         variant.record.error = {"kind": "case error", "message": str(exc)}
+    except BranchUnavailable as exc:  # a variant the stack rejects when probed: reported unavailable, not failed
+        variant.setup_error = exc
+        variant.record.build = {"toolchain": variant.toolchain.name, "command": exc.command, "details": exc.details}
+        variant.record.skipped = f"unavailable: {exc}"
     except BuildCacheError as exc:  # the cache folder cannot be made or written: every branch fails alike, clearly
         variant.setup_error = exc
         variant.record.error = {"kind": "build cache error", "message": str(exc)}

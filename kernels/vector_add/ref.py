@@ -25,6 +25,20 @@ def bytes_moved(N):
     return 3 * 4 * N  # read a, b; write c (float32)
 
 
+# Benchmark sizes (docs/usage.md#benchmark-sizes): every branch is timed at each, with its own speedup and champion,
+# so bandwidth can be read against size; correctness is still checked at dims.json and the drawn dims above. A size is
+# named by where its working set fits. Samples are cold (caches flushed before each: docs/usage.md#timing), so the
+# small sizes show the per-call overhead and latency end of the curve; --dcuopt-hot shows cache bandwidth instead.
+# CPU (the development box: 1 MiB L2 per core, 32 MiB L3): 768 KiB moved fits the L2; 96 MiB (dims.json's N) streams
+# from DRAM. Two sizes keep the example suite's run short on 2 cores.
+bench_sizes = {"l2": {"N": 1 << 16}, "dram": {"N": 1 << 23}}
+# GPUs (an H200's L2 is 50 MB): 12 MB moved fits the L2, 48 MB is at its edge, 384 MB (dims.cuda.json's N) streams
+# from HBM.
+GPU_SIZES = {"l2": {"N": 1 << 20}, "l2_edge": {"N": 1 << 22}, "hbm": {"N": 1 << 25}}
+# Triton: timed at dims.triton.json only; without a GPU its interpreter runs in numpy, far too slow for these sizes.
+bench_sizes_by_toolchain = {"cuda": GPU_SIZES, "hip": GPU_SIZES, "triton": None}
+
+
 # ISA expectations, checked by test_isa_<toolchain>[<branch>] from a build alone (no GPU needed);
 # see docs/isa.md. Each mark names the ISA family it is written for.
 branch_marks = {

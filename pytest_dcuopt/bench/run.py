@@ -14,6 +14,11 @@ holds the lock once around all its rounds: a second flock by the same process wo
 The A/B is a light operation: its rounds take the primary samples only, never the side figures (hot,
 hot-rotated, the original method, the launch overhead; `timing.side`). Under pytest-benchmark's
 --benchmark-disable nothing is timed: the benchmark test makes one checked call (`run_disabled`).
+
+A benchmark test times its branch at one `BenchPoint`: the default dims, or one of the case's benchmark sizes
+(ref.py `bench_sizes`), whose figures go to `record.sizes[<size>]`. The checked timed calls are compared at the
+point's dims, so the reference is computed at a benchmark size only where they check it, once per size for every
+branch (the reference cache keys on the dims and the inputs, which seed 0 makes the same for every branch).
 """
 from __future__ import annotations
 
@@ -22,13 +27,14 @@ import os
 import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pytest
 
-from ..check.verify import check_default_once, checked_call, output_mismatches
-from ..errors import TimedCallsWrong
+from ..case.sizes import BenchSize
+from ..check.verify import check_default_once, checked_call, output_mismatches, reject_work_left_running
+from ..errors import CaseError, TimedCallsWrong
 from ..run.devices import LockHold, TimingLock, device_lock
 from ..timing.policy import Samples, TimingPolicy, significant, summarize
 from ..toolchains.binding import BindSpec, Snapshot
@@ -36,9 +42,46 @@ from ..variant import Variant
 from .clock import SampleClock
 
 
-def bind_spec(variant: Variant) -> BindSpec:
-    """The buffers of a timed call: the (toolchain's) default dims, seed 0."""
-    return variant.bind_spec(variant.case.dims, 0)
+@dataclass(frozen=True)
+class BenchPoint:
+    """Where one benchmark test times its branch: the (toolchain's) default dims, or one benchmark size."""
+
+    dims: dict[str, Any] = field(default_factory=dict)
+    size: str | None = None  # the benchmark size's name; None: the default dims
+
+
+def default_point(variant: Variant) -> BenchPoint:
+    return BenchPoint(dict(variant.case.dims))
+
+
+def size_point(variant: Variant, size: BenchSize) -> BenchPoint:
+    """The point of a declared benchmark size, after checking that its dims make a call to time: the declared
+    relations hold and no buffer is empty (a shape that cannot exist there raises from `Variant.shapes`)."""
+    assert variant.reference is not None
+    dims = variant.case.dims_at(size)
+    where = f"{variant.reference.path}: bench_sizes {size.name!r} ({size.describe()})"
+    broken = [str(relation) for relation in variant.reference.relations if not relation.evaluate(dims)]
+    if broken:
+        raise CaseError(f"{where} gives dims {dims}, which break the declared relations {broken}. Change the size's "
+                        "dims so that they hold.")
+    empty = sorted(name for name, shape in variant.shapes(dims).items() if 0 in shape)
+    if empty:
+        raise CaseError(f"{where} gives dims {dims}, where the buffers {empty} are empty: nothing would be timed. Give "
+                        "sizes of at least 1.")
+    return BenchPoint(dims, size.name)
+
+
+def bind_spec(variant: Variant, point: BenchPoint | None = None) -> BindSpec:
+    """The buffers of a timed call: the point's dims (the toolchain's default dims without one), seed 0."""
+    return variant.bind_spec(point.dims if point is not None else variant.case.dims, 0)
+
+
+def timing_at(variant: Variant, point: BenchPoint) -> dict[str, Any] | None:
+    """The branch's recorded timing at the point (None: not timed there in this process)."""
+    if point.size is None:
+        return variant.record.timing
+    timing: dict[str, Any] | None = variant.record.sizes.get(point.size, {}).get("timing")
+    return timing
 
 
 def measure(variant: Variant, policy: TimingPolicy, timeout_s: float, spec: BindSpec | None = None, *,
@@ -60,6 +103,7 @@ def measure(variant: Variant, policy: TimingPolicy, timeout_s: float, spec: Bind
     else:
         reply = variant.worker.request("time", timeout_s=budget, spec=spec, policy=policy)
     reply["timed_calls_checked"] = check_timed_calls(variant, spec, reply)
+    reject_work_left_running(variant, reply["samples"].extra)  # device timing: work left on another stream
     return reply
 
 
@@ -101,16 +145,24 @@ def check_timed_calls(variant: Variant, spec: BindSpec, reply: dict[str, Any]) -
         wrong = _describe_wrong(variant, spec, check["snapshot"])
         if wrong:
             message = (f"{variant.label}: wrong outputs on {check['call']}, although its correctness calls "
-                       f"passed (dims={json.dumps(dict(spec.dims))} seed={spec.seed}). Before that call its outputs "
-                       "held finite junk, as after an earlier call, not the NaN poison: a kernel that skips work when "
-                       "its output already holds a value, or that changes behaviour after many calls, fails here. "
-                       "Compute the full result on every call.\n" + "\n".join(wrong))
+                       f"passed (dims={json.dumps(dict(spec.dims))} seed={spec.seed}). {check.get('setup', '')} "
+                       f"Compute the full result from the inputs on every call.{_size_note(variant, spec)}\n"
+                       + "\n".join(wrong))
             variant.record.error = {"kind": "timed calls wrong", "message": message, "call": check["call"],
                                     "dims": dict(spec.dims)}
             variant.record.correct = False
             variant.failed_correctness = True
             raise TimedCallsWrong(message)
     return len(checks)
+
+
+def _size_note(variant: Variant, spec: BindSpec) -> str:
+    """For a benchmark size's dims (not the default dims the correctness test checks): the other likely cause."""
+    if dict(spec.dims) == dict(variant.case.dims):
+        return ""
+    return (" These are a benchmark size's dims, which the correctness test does not check: a kernel wrong only at "
+            "this size (an index or a grid that overflows, a size-dependent code path) fails here as well; replay "
+            f"them with its correctness test and --dcuopt-dims='{json.dumps(dict(spec.dims))}'.")
 
 
 def _describe_wrong(variant: Variant, spec: BindSpec, snapshot: Snapshot) -> list[str]:
@@ -122,15 +174,17 @@ def _describe_wrong(variant: Variant, spec: BindSpec, snapshot: Snapshot) -> lis
 
 
 def run_benchmark(variant: Variant, benchmark: Any, clock: SampleClock, policy: TimingPolicy, timeout_s: float,
-                  nodeid: str) -> Samples:
-    """Verify the default dims once (if the correctness test did not), time, and record the figures."""
+                  nodeid: str, point: BenchPoint | None = None) -> Samples:
+    """Verify the default dims once (if the correctness test did not), time at the point (default: the default
+    dims), and record the figures: in the branch's record, or in its entry for the point's benchmark size."""
     if not variant.default_verified:
         checked_call(variant, variant.case.dims, 0, nodeid)
         variant.default_verified = True
     assert variant.reference is not None
-    dims = variant.case.dims
+    point = point or default_point(variant)
+    dims = point.dims
     started = time.perf_counter()
-    result = _measure_or_fail(variant, policy, timeout_s)
+    result = _measure_or_fail(variant, policy, timeout_s, bind_spec(variant, point))
     samples: Samples = result["samples"]
     clock.load(samples.seconds)
     benchmark.pedantic(clock.advance, rounds=len(samples.seconds), iterations=1, warmup_rounds=0)
@@ -141,14 +195,18 @@ def run_benchmark(variant: Variant, benchmark: Any, clock: SampleClock, policy: 
               **samples.extra}
     # Every timing keeps its raw samples (device timing already puts them in `extra`): the gate compares them.
     timing.setdefault("samples_ms", [significant(s * 1e3) for s in samples.seconds])
-    variant.record.timing = timing
-    variant.record.throughput = {k: round(v, 3)
-                                 for k, v in variant.reference.throughput(dims, summary.median_ms).items()}
+    throughput = {k: round(v, 3) for k, v in variant.reference.throughput(dims, summary.median_ms).items()}
     assert variant.worker is not None
-    variant.record.device = {**result.get("device", {}), **variant.worker.placement()}
+    device = {**result.get("device", {}), **variant.worker.placement()}
+    if point.size is None:
+        variant.record.timing, variant.record.throughput, variant.record.device = timing, throughput, device
+    else:
+        variant.record.size_entry(point.size, dims).update(timing=timing, throughput=throughput, device=device)
     benchmark.extra_info.update({"dcuopt_" + k: v for k, v in timing.items() if k not in ("dims", "device_lock")})
     benchmark.extra_info["dcuopt_device_lock_held"] = result["device_lock"]["held"]
-    benchmark.extra_info.update(variant.record.throughput)
+    benchmark.extra_info.update(throughput)
+    if point.size is not None:
+        benchmark.extra_info.update(dcuopt_size=point.size, dcuopt_dims=dict(dims))
     # What the harness itself cost around the measurement (IPC, bookkeeping, pytest-benchmark replay).
     measured = result.get("measure_wall_s", 0.0)
     timing["harness_overhead_s"] = round(time.perf_counter() - started - measured, 4)
@@ -167,16 +225,18 @@ def _measure_or_fail(variant: Variant, policy: TimingPolicy, timeout_s: float,
 
 
 def interleave_with_baseline(variant: Variant, baseline: Variant | None, rounds: int, policy: TimingPolicy,
-                             timeout_s: float) -> dict[str, Any] | None:
-    """A/B against the baseline in alternating short rounds; None when there is no baseline to run here."""
+                             timeout_s: float, point: BenchPoint | None = None) -> dict[str, Any] | None:
+    """A/B against the baseline in alternating short rounds at the point (default: the default dims); None when
+    there is no baseline to run here (at a benchmark size: none timed at that size in this process)."""
+    point = point or default_point(variant)
     if (rounds <= 0 or variant.branch.is_baseline or baseline is None or baseline.worker is None
-            or not baseline.default_verified):
+            or not baseline.default_verified or (point.size is not None and timing_at(baseline, point) is None)):
         return None  # under xdist the baseline may live in another process: the separate medians are all we have
     short = replace(policy, max_time_s=policy.max_time_s / rounds, min_samples=3, min_time_s=0.0,
                     warmup_s=policy.warmup_s / rounds, side_figures=False)
     theirs: list[float] = []
     mine: list[float] = []
-    base_spec, my_spec = bind_spec(baseline), bind_spec(variant)
+    base_spec, my_spec = bind_spec(baseline, point), bind_spec(variant, point)
     # One hold for every round: the pair is timed back to back with no other measurement in between, and
     # `measure` inside must not take the lock again (lock=False).
     with held_locks(variant, baseline) as hold:
@@ -193,12 +253,14 @@ def interleave_with_baseline(variant: Variant, baseline: Variant | None, rounds:
                    "samples": [len(theirs), len(mine)]}
     rounded = {k: (round(v, 6) if isinstance(v, float) else v) for k, v in interleaved.items()}
     rounded["device_lock"] = hold.to_json()
-    assert variant.record.timing is not None
-    variant.record.timing["interleaved"] = rounded
+    timing = timing_at(variant, point)
+    assert timing is not None
+    timing["interleaved"] = rounded
     return rounded
 
 
 BENCHMARKS_DISABLED = "benchmarks disabled (--benchmark-disable): one checked call at the default dims, no timing"
+SIZE_DISABLED = "benchmarks disabled (--benchmark-disable): one checked call at this size's dims, no timing"
 
 
 def benchmarks_disabled(config: pytest.Config) -> bool:
@@ -207,13 +269,18 @@ def benchmarks_disabled(config: pytest.Config) -> bool:
     return bool(config.getoption("benchmark_disable", False)) and not config.getoption("benchmark_enable", False)
 
 
-def run_disabled(variant: Variant, nodeid: str) -> str | None:
+def run_disabled(variant: Variant, nodeid: str, point: BenchPoint | None = None) -> str | None:
     """What pytest-benchmark does under --benchmark-disable: call the target once, keep no statistics. Here the
-    call is checked against the reference at the default dims; `timing` stays null and the record says why in
-    `skipped`. The failure message (the branch is then marked incorrect), or None."""
-    wrong = check_default_once(variant, nodeid)
-    if wrong is None and variant.record.timing is None:
-        variant.record.skipped = BENCHMARKS_DISABLED
+    call is checked against the reference at the point's dims (default: the default dims); `timing` stays null and
+    the record (or the size's entry) says why in `skipped`. The failure message (the branch is then marked
+    incorrect), or None."""
+    point = point or default_point(variant)
+    wrong = check_default_once(variant, nodeid, point.dims)
+    if wrong is None and timing_at(variant, point) is None:
+        if point.size is None:
+            variant.record.skipped = BENCHMARKS_DISABLED
+        else:
+            variant.record.size_entry(point.size, point.dims)["skipped"] = SIZE_DISABLED
     return wrong
 
 

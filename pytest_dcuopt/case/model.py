@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import CaseError
+from .sizes import MAX_DIM, BenchSize, CaseSizes, read_bench_sizes
 
 KERNEL_STEM = "kernel"
 
@@ -44,14 +45,30 @@ class KernelCase:
     layout_problems: dict[str, str] = field(default_factory=dict)
     # Kernel files that are symlinks to a file outside the case (said at collection, not refused).
     outside_links: dict[Path, Path] = field(default_factory=dict)
+    # ref.py `bench_sizes` (and `bench_sizes_by_toolchain`): the sizes every branch is timed at; none: dims only.
+    sizes: CaseSizes = field(default_factory=CaseSizes)
 
     def sources_for(self, extensions: tuple[str, ...]) -> list[Branch]:
         return [b for b in self.branches if b.suffix in extensions]
 
     def for_toolchain(self, toolchain: str) -> KernelCase:
-        """This case with `dims.<toolchain>.json` laid over dims.json (e.g. larger sizes for a GPU)."""
+        """This case with `dims.<toolchain>.json` laid over dims.json (e.g. larger sizes for a GPU), and the
+        toolchain's own benchmark sizes where ref.py declares them (`bench_sizes_by_toolchain`)."""
         override = self.toolchain_dims.get(toolchain)
-        return replace(self, dims={**self.dims, **override}) if override else self
+        sizes = self.sizes.by_toolchain.get(toolchain)
+        if not override and sizes is None:
+            return self
+        return replace(self, dims={**self.dims, **(override or {})},
+                       sizes=self.sizes if sizes is None else CaseSizes(sizes))
+
+    @property
+    def bench_sizes(self) -> tuple[BenchSize, ...]:
+        """The benchmark sizes for every toolchain (after `for_toolchain`: for that toolchain)."""
+        return self.sizes.default
+
+    def dims_at(self, size: BenchSize | None) -> dict[str, Any]:
+        """The dims a benchmark times: the default dims, with the size's dims laid over them."""
+        return {**self.dims, **(size.dims if size is not None else {})}
 
 
 def kernel_suffix(path: Path) -> str:
@@ -121,7 +138,8 @@ def load_case(directory: Path) -> KernelCase:
         return _load_seed_run(directory)
     dims = load_dims(directory / "dims.json")
     case = KernelCase(directory.name, directory, directory / "ref.py", dims,
-                      toolchain_dims=load_toolchain_dims(directory, dims))
+                      toolchain_dims=load_toolchain_dims(directory, dims),
+                      sizes=read_bench_sizes(directory / "ref.py", dims))
     case.branches, case.layout_problems = find_branches(directory)
     case.outside_links = _outside_links(directory, [b.source for b in case.branches])
     return case
@@ -147,17 +165,8 @@ def find_branches(directory: Path) -> tuple[list[Branch], dict[str, str]]:
 
 def _load_seed_run(directory: Path) -> KernelCase:
     """The original skill's run layout: state.json, baseline/<file>, iterv<i>/branches/b<k>/kernel.<ext>."""
-    try:
-        state = json.loads((directory / "state.json").read_text())
-    except json.JSONDecodeError as exc:
-        raise CaseError(f"{directory}/state.json is not valid JSON ({exc}); it cannot be read as a seed run.") from exc
-    ref = Path(state.get("ref_file", ""))
-    if not ref.is_file():
-        ref = directory.parent / "ref.py"
-    if not ref.is_file():
-        raise CaseError(f"{directory}: state.json names ref_file {state.get('ref_file')!r}, which does not exist, and "
-                        "there is no ref.py beside the run directory. "
-                        f"Copy the reference to {directory.parent}/ref.py.")
+    state = _seed_state(directory / "state.json")
+    ref = _seed_reference(directory, state.get("ref_file"))
     dims = state.get("dims") or {}
     _check_dims(dims, directory / "state.json")
     case = KernelCase(directory.name, directory, ref, dict(dims))
@@ -167,6 +176,42 @@ def _load_seed_run(directory: Path) -> KernelCase:
         for sub in sorted((iteration / "branches").glob("b*")):
             case.branches += [Branch(f"{iteration.name}-{sub.name}", p) for p in _kernel_files(sub)]
     return case
+
+
+def _seed_state(path: Path) -> dict[str, Any]:
+    try:
+        state = json.loads(path.read_bytes().decode("utf-8"))
+    except (OSError, ValueError) as exc:  # ValueError: not JSON, or not UTF-8
+        raise CaseError(f"{path} cannot be read as JSON ({type(exc).__name__}: {exc}), so its folder cannot be read as "
+                        "a seed run. Restore it: a UTF-8 JSON object with ref_file and dims.") from exc
+    if not isinstance(state, dict):
+        raise CaseError(f"{path} holds a JSON {type(state).__name__}, not an object with ref_file and dims; it "
+                        "cannot be read as a seed run.")
+    return state
+
+
+def _seed_reference(directory: Path, named: Any) -> Path:
+    """The ref.py a seed run's state.json names (relative to the run), else the one beside the run.
+
+    Collecting a case imports its ref.py, so the file must belong to the run: inside the run directory, or the case's
+    ref.py beside it (where the loop's runs live). A state.json naming code anywhere else is refused, not imported.
+    """
+    beside = directory.parent / "ref.py"
+    if named is not None and not isinstance(named, str):
+        raise CaseError(f"{directory}/state.json: ref_file = {_short(named)} is not a path; give the reference's path "
+                        f"(e.g. {str(beside)!r}).")
+    ref = directory / named if named else beside
+    if not ref.is_file():
+        ref = beside
+    if not ref.is_file():
+        raise CaseError(f"{directory}: state.json names ref_file {named!r}, which does not exist, and there is no "
+                        f"ref.py beside the run directory. Copy the reference to {beside}.")
+    resolved = ref.resolve()
+    if not resolved.is_relative_to(directory.resolve()) and resolved != beside.resolve():
+        raise CaseError(f"{directory}: state.json names ref_file {named!r}, which is {resolved}, outside the run. "
+                        "Collecting a run imports its reference, so it must be the run's own: copy it into the run "
+                        f"or to {beside}, and point ref_file there.")
+    return ref
 
 
 def load_dims(path: Path) -> dict[str, Any]:
@@ -199,11 +244,6 @@ def load_toolchain_dims(directory: Path, dims: Mapping[str, Any]) -> dict[str, d
                             "dims file may only change the defaults of existing dims.")
         found[toolchain] = override
     return found
-
-
-# The largest dim dims.json may give: far beyond any buffer a machine holds, small enough for every C integer
-# type the harness passes (int64); what actually fits is checked against memory when buffers are sized.
-MAX_DIM = 2**63 - 1
 
 
 def _check_dims(dims: Any, path: Path) -> None:

@@ -2,12 +2,12 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from ..timing.policy import Summary, significantly_faster
-from .records import BranchRecord
+from .records import SIZE_FIELDS, BranchRecord
 
 SCHEMA_VERSION = 1
 SCHEMA_PATH = Path(__file__).with_name("schema") / "state.schema.json"
@@ -75,20 +75,48 @@ def build_state(records: Iterable[BranchRecord], header: Mapping[str, Any]) -> d
     for record in records:
         grouped.setdefault((record.case, record.toolchain), []).append(record)
     for (case, toolchain), group in sorted(grouped.items()):
+        group = sorted(group, key=lambda r: (r.branch != "baseline", r.branch))
         ranking = rank_branches(group)
+        sizes = rank_sizes(group)
         branches = {}
-        for record in sorted(group, key=lambda r: (r.branch != "baseline", r.branch)):
+        for record in group:
             entry = record.to_json()
-            for drop in ("case", "toolchain", "branch"):
+            for drop in ("case", "toolchain", "branch", "size", "sizes"):
                 entry.pop(drop)
             entry.update(ranking["branches"][record.branch])
             entry["champion"] = record.branch == ranking["champion"]
+            if record.sizes:
+                entry["sizes"] = {size: ranked["branches"][record.branch] for size, ranked in sizes.items()
+                                  if record.branch in ranked["branches"]}
             branches[record.branch] = entry
-        cases.setdefault(case, {"toolchains": {}})["toolchains"][toolchain] = {
-            "champion": ranking["champion"], "champion_speedup": ranking["champion_speedup"],
-            "baseline_ms": ranking["baseline_ms"], "branches": branches,
-        }
+        result = {"champion": ranking["champion"], "champion_speedup": ranking["champion_speedup"],
+                  "baseline_ms": ranking["baseline_ms"], "branches": branches}
+        if sizes:
+            result["sizes"] = {size: {k: v for k, v in ranked.items() if k != "branches"} for size, ranked in
+                               sizes.items()}
+        cases.setdefault(case, {"toolchains": {}})["toolchains"][toolchain] = result
     return {"schema_version": SCHEMA_VERSION, **dict(header), "cases": cases}
+
+
+def rank_sizes(group: Sequence[BranchRecord]) -> dict[str, dict[str, Any]]:
+    """Per benchmark size (in declaration order): its dims, the champion at that size, its speedup and the baseline's
+    median, and per branch timed there its size entry with speedup and champion."""
+    order = {size: entry.get("order", 0) for record in group for size, entry in record.sizes.items()}
+    names = sorted(order, key=lambda size: order[size])  # stable: ties keep the order the records name them
+    found: dict[str, dict[str, Any]] = {}
+    for size in names:
+        views = [record.at_size(size) for record in group if size in record.sizes]
+        ranking = rank_branches(views)
+        branches = {}
+        for view in views:
+            entry = {name: getattr(view, name) for name in SIZE_FIELDS}
+            entry.update(ranking["branches"][view.branch])
+            entry["champion"] = view.branch == ranking["champion"]
+            branches[view.branch] = entry
+        dims = next(record.sizes[size]["dims"] for record in group if size in record.sizes)
+        found[size] = {"dims": dims, "champion": ranking["champion"], "champion_speedup": ranking["champion_speedup"],
+                       "baseline_ms": ranking["baseline_ms"], "branches": branches}
+    return found
 
 
 def validate_state(state: Mapping[str, Any]) -> None:

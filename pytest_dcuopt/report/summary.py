@@ -83,17 +83,75 @@ CAPABILITIES = ("run", "compile-only", "unavailable")
 
 def branch_rows(toolchain: Mapping[str, Any], text: Callable[[Any], str] = _one_line) -> list[list[str]]:
     """One row per branch; `text` renders the branch name (md_text for Markdown, one line for the terminal)."""
-    rows = []
-    for name, branch in toolchain["branches"].items():
-        timing = branch.get("timing") or {}
-        tput = branch.get("throughput") or {}
-        mark = "*" if branch.get("champion") else ""
-        rows.append([
-            f"{text(name)}{mark}", _correct(branch), _median_cell(timing), _ms(timing.get("iqr_ms")),
-            str(timing.get("rounds", "-")), _ab(timing), _x(branch.get("speedup_vs_baseline")), _beats(name, branch),
-            _ms(tput.get("gbps")), _ms(tput.get("gflops")), text(_isa(branch)),
-        ])
-    return rows
+    return [_branch_row(name, branch, text) for name, branch in toolchain["branches"].items()]
+
+
+def _branch_row(name: str, branch: Mapping[str, Any], text: Callable[[Any], str]) -> list[str]:
+    timing = branch.get("timing") or {}
+    tput = branch.get("throughput") or {}
+    mark = "*" if branch.get("champion") else ""
+    return [
+        f"{text(name)}{mark}", _correct(branch), _median_cell(timing), _ms(timing.get("iqr_ms")),
+        str(timing.get("rounds", "-")), _ab(timing), _x(branch.get("speedup_vs_baseline")), _beats(name, branch),
+        _ms(tput.get("gbps")), _ms(tput.get("gflops")), text(_isa(branch)),
+    ]
+
+
+# ----- benchmark sizes (ref.py `bench_sizes`): a champion and a row per branch at each size ---------------------------
+SIZE_HEADERS = ["size", *HEADERS]
+
+
+def sized_views(toolchain: Mapping[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
+    """(size, branch, the branch as timed at that size) in size order: the size's entry (timing, throughput,
+    speedup, champion, skip reason, error) over the branch's own fields (verdict, ISA)."""
+    return [(size, name, {**branch, **branch["sizes"][size]})
+            for size in toolchain.get("sizes", {}) for name, branch in toolchain["branches"].items()
+            if size in (branch.get("sizes") or {})]
+
+
+def size_rows(toolchain: Mapping[str, Any], text: Callable[[Any], str] = _one_line) -> list[list[str]]:
+    """One row per branch and benchmark size, size by size (`*`: the champion at that size)."""
+    return [[text(size), *_branch_row(name, view, text)] for size, name, view in sized_views(toolchain)]
+
+
+def sized_table(toolchain: Mapping[str, Any], text: Callable[[Any], str] = _one_line) -> list[str]:
+    """The table of a case with benchmark sizes: a row per branch and size; a row per branch when no size was timed
+    (a compile-only toolchain: the same skip reason at every size would only repeat)."""
+    if any(view.get("timing") for _, _, view in sized_views(toolchain)):
+        return _table(size_rows(toolchain, text), SIZE_HEADERS)
+    return _table(branch_rows(toolchain, text))
+
+
+def size_champions(toolchain: Mapping[str, Any], text: Callable[[Any], str] = _one_line) -> str:
+    """`l2 (N=65536): simd (1.20x); dram (N=8388608): baseline (1.00x)`: each size's dims and champion."""
+    parts = []
+    for size, info in toolchain.get("sizes", {}).items():
+        dims = ", ".join(f"{k}={v}" for k, v in (info.get("dims") or {}).items())
+        champion = info.get("champion")
+        won = f"{text(champion)} ({_x(info.get('champion_speedup'))})" if champion else "none"
+        parts.append(f"{text(size)} ({text(dims)}): {won}")
+    return "; ".join(parts)
+
+
+def throughput_by_size(toolchain: Mapping[str, Any]) -> list[str]:
+    """summary.md: a branch x size table of GB/s (GFLOP/s where ref.py gives only flops), to read against size;
+    [] when neither was measured."""
+    views = sized_views(toolchain)
+    unit = "gbps" if any("gbps" in (v.get("throughput") or {}) for _, _, v in views) else "gflops"
+    if not any(unit in (v.get("throughput") or {}) for _, _, v in views):
+        return []
+    sizes = list(toolchain["sizes"])
+    cells = {(size, name): _ms((view.get("throughput") or {}).get(unit)) + ("*" if view.get("champion") else "")
+             for size, name, view in views}
+    names = list(dict.fromkeys(name for _, name, _ in views))
+    header = ["branch", *(f"{md_text(size)} ({md_text(_dims_text(toolchain['sizes'][size]))})" for size in sizes)]
+    rows = [[md_text(name), *(cells.get((size, name), "-") for size in sizes)] for name in names]
+    title = "GB/s" if unit == "gbps" else "GFLOP/s"
+    return [f"{title} by benchmark size (`*`: the champion at that size):", "", *_table(rows, header), ""]
+
+
+def _dims_text(info: Mapping[str, Any]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in (info.get("dims") or {}).items())
 
 
 def _ab(timing: Mapping[str, Any]) -> str:
@@ -120,9 +178,9 @@ def _isa(branch: Mapping[str, Any]) -> str:
     return {"pass": "pass", "fail": "FAIL"}.get(outcome, outcome)
 
 
-def _table(rows: list[list[str]]) -> list[str]:
-    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(HEADERS)]
-    line = "| " + " | ".join(h.ljust(w) for h, w in zip(HEADERS, widths, strict=True)) + " |"
+def _table(rows: list[list[str]], headers: list[str] = HEADERS) -> list[str]:
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
+    line = "| " + " | ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)) + " |"
     rule = "|" + "|".join("-" * (w + 2) for w in widths) + "|"
     body = ["| " + " | ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) + " |" for row in rows]
     return [line, rule, *body]
@@ -148,23 +206,41 @@ def render_summary(state: Mapping[str, Any]) -> str:
         out.append("")
     for case, data in state["cases"].items():
         for toolchain, result in data["toolchains"].items():
-            champion = result.get("champion")
-            out += [f"## {md_text(case)} ({md_text(toolchain)})", "",
-                    f"Champion: **{md_text(champion or 'none')}**"
-                    + (f" ({_x(result.get('champion_speedup'))} vs baseline)" if champion
-                       else " (no correct, timed branch)"), ""]
-            out += _table(branch_rows(result, md_text))
-            out.append("")
+            out += [f"## {md_text(case)} ({md_text(toolchain)})", ""]
+            out += _sized_section(result) if result.get("sizes") else _champion_section(result)
             out += _problems(result)
             out += _isa_lines(result)
-    if any(b.get("timing") and b["timing"].get("concurrent_workers", 1) > 1
-           for d in state["cases"].values() for t in d["toolchains"].values() for b in t["branches"].values()):
+    if any(timing.get("concurrent_workers", 1) > 1 for timing in all_timings(state)):
         out += ["**Warning:** timings were taken while several xdist workers ran at once; they are fit for a "
                 "correctness sweep, not for comparison. Re-run the benchmarks with `-n 0`.", ""]
     out += ["`*` = champion: the fastest correct branch whose median's 95% confidence interval lies wholly below the "
             "baseline's (\"beats noise\"). " + LEGEND, ""]
     out += gate_section(state)
     return "\n".join(out)
+
+
+def _champion_section(result: Mapping[str, Any]) -> list[str]:
+    champion = result.get("champion")
+    return [f"Champion: **{md_text(champion or 'none')}**"
+            + (f" ({_x(result.get('champion_speedup'))} vs baseline)" if champion else " (no correct, timed branch)"),
+            "", *_table(branch_rows(result, md_text)), ""]
+
+
+def _sized_section(result: Mapping[str, Any]) -> list[str]:
+    """A case with benchmark sizes: the champion at each size, a row per branch and size, throughput by size."""
+    out = [f"Champion per benchmark size: {size_champions(result, md_text)}.", ""]
+    return [*out, *sized_table(result, md_text), "", *throughput_by_size(result)]
+
+
+def all_timings(state: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """Every timing of the run: each branch's own, and each branch's at every benchmark size."""
+    found = []
+    for data in state.get("cases", {}).values():
+        for result in data["toolchains"].values():
+            for branch in result["branches"].values():
+                entries = [branch, *(branch.get("sizes") or {}).values()]
+                found += [entry["timing"] for entry in entries if entry.get("timing")]
+    return found
 
 
 # ----- the regression gate (--dcuopt-compare; docs/gating.md) ---------------------------------------------------------
@@ -177,7 +253,9 @@ def gate_rows(state: Mapping[str, Any]) -> list[list[str]]:
     rows = []
     for case, data in state["cases"].items():
         for toolchain, result in data["toolchains"].items():
-            for name, branch in result["branches"].items():
+            units = [(name, branch) for name, branch in result["branches"].items()]
+            units += [(f"{name} [{size}]", view) for size, name, view in sized_views(result)]
+            for name, branch in units:
                 gate = branch.get("gate")
                 if not gate:
                     continue
@@ -263,9 +341,7 @@ def timing_text(state: Mapping[str, Any]) -> str:
 
 def _device_timed(state: Mapping[str, Any]) -> bool:
     """Whether any branch was timed with device events (their timing records the event offset)."""
-    return any("event_offset" in (b.get("timing") or {})
-               for data in state.get("cases", {}).values() for result in data["toolchains"].values()
-               for b in result["branches"].values())
+    return any("event_offset" in timing for timing in all_timings(state))
 
 
 def toolchain_capability(state: Mapping[str, Any], toolchain: str) -> str | None:
@@ -314,6 +390,13 @@ def _problems(result: Mapping[str, Any]) -> list[str]:
                       *md_fence(str(error["message"]).strip()[:3000]), ""]
         elif branch.get("skipped"):
             skipped.setdefault(branch["skipped"], []).append(name)
+    for size, name, view in sized_views(result):  # what happened at one size only (the branch's own is above)
+        own = result["branches"][name]
+        if view.get("error") and view["error"] != own.get("error"):
+            lines += [f"**{md_text(name)}** at size **{md_text(size)}**: {md_text(view['error']['kind'])}:", "",
+                      *md_fence(str(view["error"]["message"]).strip()[:3000]), ""]
+        elif view.get("skipped") and view["skipped"] != own.get("skipped"):
+            skipped.setdefault(view["skipped"], []).append(f"{name} [{size}]")
     for reason, names in skipped.items():
         lines += [f"{', '.join(f'**{md_text(n)}**' for n in names)} skipped: {md_text(reason)}", ""]
     return lines
@@ -341,6 +424,10 @@ def terminal_lines(state: Mapping[str, Any]) -> list[str]:
         for toolchain, result in data["toolchains"].items():
             capability = toolchain_capability(state, toolchain)
             note = f"  [{capability}: correctness and timing skipped]" if capability not in ("run", None) else ""
+            if result.get("sizes"):
+                lines.append(f"{_one_line(case)} [{toolchain}]  champion per size: {size_champions(result)}{note}")
+                lines += ["  " + row for row in sized_table(result)]
+                continue
             lines.append(f"{_one_line(case)} [{toolchain}]  champion: {_one_line(result.get('champion') or 'none')}"
                          + (f" ({_x(result.get('champion_speedup'))})" if result.get("champion") else "") + note)
             lines += ["  " + row for row in _table(branch_rows(result))]

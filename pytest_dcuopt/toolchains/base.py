@@ -14,12 +14,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
+from ..errors import ToolchainUnavailable
 from ..isa.model import IsaDump, ResourceUsage
 
 if TYPE_CHECKING:
     import numpy as np
 
     from ..case.cabi import Param
+    from ..case.model import Branch
     from ..timing.policy import Samples, TimingPolicy
     from .binding import BindSpec, Snapshot
     from .cache import BuildCache
@@ -65,11 +67,25 @@ class Artifact:
     key: str  # build-cache key
     cached: bool
     seconds: float
+    # What the toolchain knows about this build beyond the command (a Triton variant's options, environment,
+    # compile probe and kernel metadata); in the record under `build.details`, left out when empty.
+    details: Mapping[str, Any] = field(default_factory=dict, hash=False)
 
     def to_json(self) -> dict[str, Any]:
-        return {"toolchain": self.toolchain, "artifact": str(self.path), "arch": self.arch, "command": self.command,
-                "cache_key": self.key, "cached": self.cached, "seconds": round(self.seconds, 3),
-                "log": self.log[-2000:]}
+        found = {"toolchain": self.toolchain, "artifact": str(self.path), "arch": self.arch, "command": self.command,
+                 "cache_key": self.key, "cached": self.cached, "seconds": round(self.seconds, 3),
+                 "log": self.log[-2000:]}
+        return {**found, "details": dict(self.details)} if self.details else found
+
+
+class BranchUnavailable(ToolchainUnavailable):
+    """This stack cannot build this one branch (a variant the compiler rejects when probed): the branch is reported
+    unavailable with the compiler's reason, never as a failed or slow branch."""
+
+    def __init__(self, message: str, command: str = "", details: Mapping[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.command = command  # the probe that was rejected
+        self.details = dict(details or {})
 
 
 class Runtime(abc.ABC):
@@ -151,6 +167,12 @@ class Toolchain(abc.ABC):
         self.arch = arch
         self.extra_flags = tuple(extra_flags)
 
+    @classmethod
+    def expand_branches(cls, branch: Branch) -> Sequence[Branch]:
+        """The branches one source of this toolchain stands for (read without importing it): itself, plus any
+        variants it declares (Triton: `<branch>@<variant>` for its config and hint variants)."""
+        return (branch,)
+
     @abc.abstractmethod
     def availability(self) -> Availability:
         """Probe the machine (cheap; cached by the caller)."""
@@ -189,3 +211,12 @@ class Toolchain(abc.ABC):
         """A complete per-function dump (text, resources, notes), for toolchains that build one themselves;
         None: the ISA observer wraps `disassemble` and `resource_usage` instead."""
         return None
+
+
+def expand_branches(branches: Sequence[Branch], toolchains: Sequence[type[Toolchain]]) -> list[Branch]:
+    """Every branch with the variants the toolchain that builds it declares for it, in order."""
+    found: list[Branch] = []
+    for branch in branches:
+        owner = next((t for t in toolchains if branch.suffix in t.extensions), None)
+        found += list(owner.expand_branches(branch)) if owner is not None else [branch]
+    return found
