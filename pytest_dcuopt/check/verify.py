@@ -28,7 +28,8 @@ import numpy as np
 
 from ..case.buffers import is_float
 from ..case.reference import REDUCTION_BOUND_FACTOR, ROUNDING_UNIT, check_relations, reduction_bound
-from ..errors import CaseError, DcuOptError, KernelCrashed, KernelTimeout, WorkerError
+from ..errors import CaseError, DcuOptError, KernelCrashed, KernelTimeout, TimedCallsWrong, WorkerError
+from ..timing.bracket import WORK_LEFT_RUNNING
 from ..toolchains.binding import Snapshot
 from ..variant import Variant
 from .compare import (
@@ -106,12 +107,14 @@ def run_correctness(variant: Variant, settings: CheckSettings, nodeid: str) -> s
     return found.message
 
 
-def check_default_once(variant: Variant, nodeid: str) -> str | None:
+def check_default_once(variant: Variant, nodeid: str, dims: Mapping[str, Any] | None = None) -> str | None:
     """--benchmark-disable: the benchmark test's single call (pytest-benchmark calls its target once), at the
-    default dims and checked; a wrong result marks the branch incorrect. The failure message, or None."""
+    default dims (or the benchmark size's `dims`) and checked; a wrong result marks the branch incorrect. The
+    failure message, or None."""
     variant.last_failure = None
+    dims = variant.case.dims if dims is None else dims
     try:
-        checked_call(variant, variant.case.dims, 0, nodeid)
+        checked_call(variant, dims, 0, nodeid)
         found = None
     except (AssertionError, DcuOptError) as exc:
         found = Found(with_notes(exc), variant.last_failure)
@@ -123,7 +126,7 @@ def check_default_once(variant: Variant, nodeid: str) -> str | None:
     finally:
         variant.record.examples = variant.examples
     if found is None:
-        variant.default_verified = True
+        variant.default_verified = variant.default_verified or dict(dims) == dict(variant.case.dims)
         return None
     mark_incorrect(variant, found, nodeid, "before timing")
     return found.message
@@ -320,6 +323,24 @@ def checked_call(variant: Variant, dims: Mapping[str, Any], seed: int, nodeid: s
         raise AssertionError(message)
 
 
+def reject_work_left_running(variant: Variant, extra: Mapping[str, Any]) -> None:
+    """A device timing whose calls left work running after their end event (`timing.bracket`): its samples time the
+    launch, not the work. The branch is marked (never ranked, never champion) and TimedCallsWrong is raised."""
+    found = extra.get("after_end_event") or {}
+    if found.get("verdict") != WORK_LEFT_RUNNING:
+        return
+    message = (f"{variant.label}: work left running after its calls returned. Once each call's end event had "
+               f"completed, a device-wide synchronize still waited {found.get('waits_us')} us (with no call: "
+               f"{found.get('idle_us')} us). solve() launches work on a stream the timing events do not see (e.g. one "
+               "made with cudaStreamNonBlocking) and returns, so the samples time the launch, not the work: the "
+               "branch is not ranked. Launch on the default stream, or wait for your stream "
+               "(cudaStreamSynchronize) before solve() returns.")
+    variant.record.error = {"kind": WORK_LEFT_RUNNING, "message": message, "after_end_event": dict(found)}
+    variant.record.correct = False
+    variant.failed_correctness = True
+    raise TimedCallsWrong(message)
+
+
 def output_mismatches(variant: Variant, snapshot: Snapshot, dims: Mapping[str, Any],
                       shapes: Mapping[str, tuple[int, ...]]) -> list[Mismatch]:
     """Every output of one call compared with the reference at `dims`: the declared tolerances evaluated at these
@@ -392,11 +413,17 @@ def _call_reference(variant: Variant, snapshot: Snapshot, dims: Mapping[str, Any
         shape = shapes.get(name, array.shape) if declared or not shapes else (array.size,)
         kwargs[name] = torch.from_numpy(np.ascontiguousarray(array).reshape(shape))
     try:
-        variant.reference.function(**kwargs)
+        returned = variant.reference.function(**kwargs)
     except Exception as exc:
         raise CaseError(f"{variant.reference.path}: reference(**kwargs) raised {type(exc).__name__}: {exc} "
                         f"(kwargs: {sorted(kwargs)}, dims {dict(dims)}). It must accept the kernel's parameter "
                         "names and write outputs in place.") from exc
+    pure = [name for name in snapshot.outputs if name not in snapshot.inputs]
+    if returned is not None and pure and not any(bool(kwargs[name].any()) for name in pure):
+        raise CaseError(f"{variant.reference.path}: reference(**kwargs) returned a value ({type(returned).__name__}) "
+                        f"and wrote nothing into its outputs {pure} (they still hold the zeros they were given). The "
+                        "harness reads the outputs the reference writes in place: write them (e.g. `y.copy_(...)` or "
+                        "`y[:] = ...`) instead of returning the result.")
     return {name: kwargs[name].detach().cpu().numpy().astype(np.float64 if is_float(snapshot.dtypes[name])
                                                               else np.int64).ravel()
             for name in snapshot.outputs}

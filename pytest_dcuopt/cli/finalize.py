@@ -1,32 +1,57 @@
-"""`dcuopt finalize RUN_DIR`: summary.md for the whole run, and best_median.svg (the best median per iteration).
-
-matplotlib is not a dependency; the plot is a small hand-written SVG (`svg_line_plot`).
+"""`dcuopt finalize RUN_DIR`: summary.md for the whole run, with PNG plots beside it (report/plots.py, matplotlib):
+best_median.png (the best median per iteration) and, per closed iteration, its branch bars with 95% intervals and its
+roofline, drawn from the iteration's harness state (`iterv<i>/pytest/state.json`).
 """
 from __future__ import annotations
 
 import argparse
+import json
 import math
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from ..files import write_atomic
-from .layout import METHOD_LISTS, add_run_dir_command, open_run
+from ..report.plots import MATPLOTLIB_MISSING, file_stem, line_plot, load_pyplot, plot_group, timed_points
+from .layout import METHOD_LISTS, RunLayout, add_run_dir_command, open_run
 
-PLOT_NAME = "best_median.svg"
+PLOT_NAME = "best_median.png"
 
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    add_run_dir_command(commands, "finalize", "write summary.md (and best_median.svg) for the run", run)
+    add_run_dir_command(commands, "finalize", "write summary.md (and its PNG plots) for the run", run)
 
 
 def run(args: argparse.Namespace) -> int:
     layout, state = open_run(args)
-    points = best_per_iteration(state)
-    if points:
-        write_atomic(layout.run_dir / PLOT_NAME, svg_line_plot(points, "best median per iteration (ms)"))
-    write_atomic(layout.run_dir / "summary.md", render(state, PLOT_NAME if points else None))
+    write_atomic(layout.run_dir / "summary.md", render(state, write_plots(layout, state)))
     print(f"summary: {layout.run_dir / 'summary.md'}")
     return 0
+
+
+def write_plots(layout: RunLayout, state: dict[str, Any]) -> list[str]:
+    """The PNG plots beside summary.md and the Markdown lines linking them ([] when nothing was measured yet)."""
+    points = best_per_iteration(state)
+    harness_states = [(h["iter"], Path(h["harness_state"])) for h in state["history"] if h.get("harness_state")]
+    if not points:
+        return []
+    pyplot = load_pyplot()
+    if pyplot is None:
+        return [MATPLOTLIB_MISSING]
+    line_plot(pyplot, points, "best median per iteration (ms)", "median ms", layout.run_dir / PLOT_NAME)
+    lines = [f"![best median per iteration]({PLOT_NAME})", ""]
+    for index, path in harness_states:
+        if not path.is_file():
+            lines.append(f"- iteration {index}: no plots: its harness state {path} is gone (close the iteration "
+                         "again to measure it)")
+            continue
+        for case, data in json.loads(path.read_text()).get("cases", {}).items():
+            for toolchain, result in data["toolchains"].items():
+                found = timed_points(result)
+                if found:
+                    lines += plot_group(pyplot, found, f"iteration {index}: {case} ({toolchain})", layout.run_dir,
+                                        file_stem(case, toolchain))
+    return lines
 
 
 def best_per_iteration(state: dict[str, Any]) -> list[tuple[str, float]]:
@@ -44,7 +69,7 @@ def overall_speedup(state: dict[str, Any]) -> float | None:
     return math.prod(steps) if steps else None
 
 
-def render(state: dict[str, Any], plot: str | None) -> str:
+def render(state: dict[str, Any], plots: Sequence[str]) -> str:
     overall = overall_speedup(state)
     history = state["history"]
     lines = [f"# Optimization run: {state['case']} ({state['toolchain']})", "",
@@ -59,8 +84,6 @@ def render(state: dict[str, Any], plot: str | None) -> str:
              "speedup against the best before it)"]
     if history:
         lines.append(f"- First baseline median: {_ms(history[0]['best_before_ms'])} (iteration 1's harness run)")
-    if plot:
-        lines += ["", f"![best median per iteration]({plot})"]
     lines += ["", "## Iterations", "", "| iter | status | champion | best before ms | best after ms | speedup "
               "| interval | methods |", "|---|---|---|---|---|---|---|---|"]
     for h in history:
@@ -75,6 +98,8 @@ def render(state: dict[str, Any], plot: str | None) -> str:
     lines += interaction_lines(history) or ["_(none measured)_"]
     lines += ["", "## All methods tried", ""]
     lines += [f"- {m['id']} (iter {m['iter']}): {m['name']}" for m in state["selected_methods"]] or ["_(none)_"]
+    if plots:
+        lines += ["", "## Plots", "", *plots]
     lines += ["", "## Caveats", "", *caveats(state)]
     return "\n".join(lines) + "\n"
 
@@ -119,28 +144,3 @@ def caveats(state: dict[str, Any]) -> list[str]:
 
 def _ms(value: float | None) -> str:
     return f"{value:.4g} ms" if value else "n/a"
-
-
-def svg_line_plot(points: Sequence[tuple[str, float]], title: str, width: int = 560, height: int = 320) -> str:
-    """A minimal line chart: one point per (label, value), y from 0 to the largest value."""
-    left, right, top, bottom = 64, 16, 32, 48
-    top_value = max(v for _, v in points) or 1.0
-    step = (width - left - right) / max(1, len(points) - 1)
-
-    def xy(i: int, value: float) -> tuple[float, float]:
-        return left + i * step, top + (1 - value / top_value) * (height - top - bottom)
-
-    coords = [xy(i, v) for i, (_, v) in enumerate(points)]
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-family="sans-serif" '
-             'font-size="12">', f'<text x="{width / 2}" y="18" text-anchor="middle">{title}</text>',
-             f'<line x1="{left}" y1="{height - bottom}" x2="{width - right}" y2="{height - bottom}" stroke="black"/>',
-             f'<line x1="{left}" y1="{top}" x2="{left}" y2="{height - bottom}" stroke="black"/>',
-             f'<text x="{left - 6}" y="{top + 4}" text-anchor="end">{top_value:.4g}</text>',
-             f'<text x="{left - 6}" y="{height - bottom + 4}" text-anchor="end">0</text>',
-             '<polyline fill="none" stroke="steelblue" stroke-width="2" points="'
-             + " ".join(f"{x:.1f},{y:.1f}" for x, y in coords) + '"/>']
-    for (label, value), (x, y) in zip(points, coords, strict=True):
-        parts += [f'<circle cx="{x:.1f}" cy="{y:.1f}" r="4" fill="steelblue"/>',
-                  f'<text x="{x:.1f}" y="{y - 8:.1f}" text-anchor="middle">{value:.4g}</text>',
-                  f'<text x="{x:.1f}" y="{height - bottom + 18}" text-anchor="middle">{label}</text>']
-    return "\n".join([*parts, "</svg>"]) + "\n"

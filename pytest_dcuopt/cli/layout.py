@@ -8,7 +8,7 @@
                             before this iteration (its `baseline`), methods.json, analysis.md, branches/b<k>/,
                             pytest/ (the harness run of close-iter), ablation/ (the champion's ablation run),
                             champion/kernel.<ext> (a frozen copy when a branch was promoted)
-      summary.md, best_median.svg   `dcuopt finalize`
+      summary.md, *.png     `dcuopt finalize` (best_median.png, iterv<i>__<toolchain>.branches/roofline.png)
 """
 from __future__ import annotations
 
@@ -68,9 +68,12 @@ def load_state(layout: RunLayout) -> dict[str, Any]:
                         "`dcuopt setup CASE_DIR`.")
     try:
         state = json.loads(path.read_text())
-    except json.JSONDecodeError as exc:
+    except (OSError, ValueError) as exc:  # ValueError: not JSON, or not UTF-8
         raise LoopError(f"{path} is not valid JSON ({exc}); restore it or start a new run with `dcuopt setup`."
                         ) from exc
+    if not isinstance(state, dict):
+        raise LoopError(f"{path} holds a JSON {type(state).__name__}, not the run's state object; restore it or start "
+                        "a new run with `dcuopt setup`.")
     if state.get("layout_version") != LAYOUT_VERSION:
         raise LoopError(f"{path} has layout_version {state.get('layout_version')!r}; this dcuopt reads version "
                         f"{LAYOUT_VERSION}. A run of the original skill (no layout_version) is read by pytest "

@@ -5,15 +5,16 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from . import close_iter, env, finalize, open_iter, setup_run
+from . import close_iter, env, finalize, open_iter, remote, setup_run, triton
 from .layout import LoopError
 
-COMMANDS = (env, setup_run, open_iter, close_iter, finalize)
+COMMANDS = (env, setup_run, open_iter, close_iter, finalize, remote, triton)
 
 
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="dcuopt", description="The kernel optimization loop: env, setup, open-iter, "
-                                                             "close-iter, finalize. Each step can be run again.")
+                                                             "close-iter, finalize; pack and ingest (a run on "
+                                                             "another machine). Each step can be run again.")
     commands = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for command in COMMANDS:
         command.add_parser(commands)

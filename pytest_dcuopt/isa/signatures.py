@@ -96,7 +96,7 @@ def _load(path_text: str) -> Registry:
     path = Path(path_text)
     try:
         data = json.loads(path.read_text())
-    except (OSError, json.JSONDecodeError) as exc:
+    except (OSError, ValueError) as exc:  # ValueError: not JSON, or not UTF-8
         raise SignatureFileError(f"cannot read the ISA signature registry {path}: {exc}. It ships inside the package "
                                  f"(pytest_dcuopt/isa/data/{SIGNATURES_NAME}); reinstall pytest_dcuopt, or point "
                                  f"${SIGNATURES_ENV} at a valid copy.") from exc

@@ -13,6 +13,11 @@ visible (the runtime reads the visibility variables when it initializes, so they
 worker starts with), and every worker knows the lock that makes its measurements exclusive (`lock`, taken by
 bench/run.py around timing).
 
+Scratch working directory: every worker starts in a fresh, empty folder of its own (`scratch_dir`), removed when the
+worker is closed, so a kernel that writes, renames or deletes files relative to its working directory touches
+nothing of the project. Every path the worker is given is absolute. This is not a sandbox: absolute paths, the
+home directory and the rest of the file system stay reachable (see docs/reliability.md).
+
 Calibrations (`timing.calibration`): with a `CalibrationStore`, every `time` request carries the calibration the
 first worker on this device measured (keyed by the device's lock name), and the reply's calibration is kept for
 the next worker, so the event bracket and the delay kernel are calibrated once per device per session.
@@ -22,12 +27,14 @@ from __future__ import annotations
 import os
 import secrets
 import select
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +44,7 @@ from ..timing.calibration import CalibrationStore
 from ..toolchains.base import Artifact
 from .devices import DevicePin, TimingLock, pin_for_worker, timing_lock, xdist_worker_id
 from .processes import WORKER_TOKEN_ENV, descendants, kill_all, marked_processes
-from .worker import read_frame, write_frame
+from .worker import FrameError, read_frame, write_frame
 
 # How long an idle worker gets to exit by itself (and end what its kernel left) before it is killed.
 GRACEFUL_EXIT_S = 5.0
@@ -78,6 +85,7 @@ class IsolatedKernel:
         self._hung: str | None = None
         self._busy = False  # a request is in flight (an interrupted exchange leaves it True)
         self._token = ""
+        self._scratch: Path | None = None
         self.device: dict[str, Any] = {}
 
     def _start(self) -> None:
@@ -85,16 +93,20 @@ class IsolatedKernel:
         self.spec.log_path.parent.mkdir(parents=True, exist_ok=True)
         log = open(self.spec.log_path, "wb")  # one log per worker start; crash reports quote its tail
         self._token = secrets.token_hex(8)
+        self._scratch = scratch_dir(self.spec.label)
+        environ = {**worker_environ(self.environ(os.environ), os.getcwd()), WORKER_TOKEN_ENV: self._token}
         self._proc = subprocess.Popen(
             [sys.executable, "-m", "pytest_dcuopt.run.worker", str(write_fd), str(os.getpid()), _calling_thread()],
             stdin=subprocess.PIPE, stdout=log, stderr=log, pass_fds=(write_fd,), start_new_session=True,
-            env={**self.environ(os.environ), WORKER_TOKEN_ENV: self._token},
+            cwd=self._scratch, env=environ,
         )
         log.close()
         os.close(write_fd)
         self._responses = os.fdopen(read_fd, "rb")
+        artifact = self.spec.artifact
+        artifact = replace(artifact, path=artifact.path.absolute(), source=artifact.source.absolute())
         loaded = self._exchange({"op": "load", "toolchain": self.spec.toolchain, "arch": self.spec.arch,
-                                 "flags": self.spec.flags, "artifact": self.spec.artifact,
+                                 "flags": self.spec.flags, "artifact": artifact,
                                  "params": self.spec.params}, self.timeout_s, "loading the kernel")
         self.device = {**loaded.get("device", {}), **self.placement()}
 
@@ -137,7 +149,14 @@ class IsolatedKernel:
                           f"(dims {spec.dims if spec is not None else '-'}); its worker was killed. "
                           "Look for an infinite loop or a deadlock; raise --dcuopt-timeout if it is just slow.")
             raise KernelTimeout(self._hung)
-        reply = read_frame(self._responses)
+        try:
+            reply = read_frame(self._responses)
+        except FrameError as exc:
+            self.close()  # still marked busy: the worker and all it left are ended
+            raise KernelCrashed(f"{self.spec.label}: the reply channel from its worker held {exc} while {what}: the "
+                                "kernel wrote into a file descriptor it did not open (the harness's reply pipe). Its "
+                                "worker was ended; the next call starts a fresh one. Write only to files the kernel "
+                                "opens itself (or stdout/stderr, which go to the worker's log).") from None
         if reply is None:
             self._raise_dead(what)
         self._busy = False
@@ -191,6 +210,30 @@ class IsolatedKernel:
             except OSError:
                 pass
         self._proc = None
+        if self._scratch is not None:
+            shutil.rmtree(self._scratch, ignore_errors=True)  # whatever the kernel left in its working directory
+            self._scratch = None
+
+
+SCRATCH_PREFIX = "dcuopt-worker-"
+PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # the folder holding pytest_dcuopt/
+
+
+def scratch_dir(label: str) -> Path:
+    """A fresh, empty working directory for one worker start (in the system's temporary folder)."""
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in label)[-60:]
+    return Path(tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{safe}-"))
+
+
+def worker_environ(base: Mapping[str, str], project: str) -> dict[str, str]:
+    """`base`, with PYTHONPATH holding what `python -m` started in `project` (pytest's working directory) would import
+    from: `project` itself, so Python kernels import their project's modules as before, and this package's source
+    tree when it is not installed. (An installed package's site-packages folder is not put ahead of the standard
+    library.) The worker's own working directory is its scratch folder."""
+    paths = [project, *(p for p in base.get("PYTHONPATH", "").split(os.pathsep) if p)]
+    if PACKAGE_ROOT.name not in ("site-packages", "dist-packages"):
+        paths.insert(0, str(PACKAGE_ROOT))
+    return {**base, "PYTHONPATH": os.pathsep.join(dict.fromkeys(paths))}
 
 
 def _calling_thread() -> str:

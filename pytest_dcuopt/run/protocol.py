@@ -46,6 +46,7 @@ class LoadResult(TypedDict):
 class CheckedCall(TypedDict):
     call: str  # which call it was, e.g. "the call before the first timed call"
     snapshot: Snapshot
+    setup: NotRequired[str]  # what its buffers held before it, as the failure message says it
 
 
 class TimeResult(TypedDict):

@@ -36,21 +36,39 @@ if TYPE_CHECKING:
     from ..toolchains.base import Binding, LoadedKernel, Runtime
     from ..toolchains.binding import BindSpec, Snapshot
 
-_HEADER = struct.Struct("<Q")
+# A frame: a magic tag, the payload's length, the pickled payload. The tag makes bytes that a kernel wrote into a
+# descriptor it does not own (the reply pipe) show as what they are instead of as a length of 2**64 - 1.
+_MAGIC = b"dcuopt1\n"
+_HEADER = struct.Struct("<8sQ")
+MAX_FRAME_BYTES = 1 << 40
+
+
+class FrameError(ValueError):
+    """Bytes on the channel that are not a frame: something other than the worker wrote into it."""
 
 
 def read_frame(stream: IO[bytes]) -> Any:
+    """The next message; None at the end of the stream (the writer closed it, or died mid-frame)."""
     header = stream.read(_HEADER.size)
     if len(header) < _HEADER.size:
         return None
-    (size,) = _HEADER.unpack(header)
+    magic, size = _HEADER.unpack(header)
+    if magic != _MAGIC:
+        raise FrameError(f"bytes that are not a frame header: {header[:16]!r}")
+    if size > MAX_FRAME_BYTES:
+        raise FrameError(f"a frame header announcing {size} bytes")
     payload = stream.read(size)
-    return pickle.loads(payload)
+    if len(payload) < size:
+        return None
+    try:
+        return pickle.loads(payload)
+    except Exception as exc:  # any bytes can reach unpickling: every error means the same thing here
+        raise FrameError(f"a frame whose payload does not unpickle ({type(exc).__name__}: {exc})") from None
 
 
 def write_frame(stream: IO[bytes], message: Any) -> None:
     payload = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
-    stream.write(_HEADER.pack(len(payload)) + payload)
+    stream.write(_HEADER.pack(_MAGIC, len(payload)) + payload)
     stream.flush()
 
 
@@ -83,13 +101,15 @@ class WorkerState:
         return binding.snapshot()
 
     def time(self, request: TimeRequest) -> TimeResult:
-        """Time the kernel; the calls just before the first and just after the last timed call are checked.
+        """Time the kernel; calls just before the first and just after the last timed call are checked.
 
-        Those check calls run on the timed buffers, in the same sequence, with the outputs holding finite
-        junk instead of the NaN poison: to the kernel they look like any timed call (its outputs hold an
-        earlier result). A kernel that skips work when the output is already filled, or that changes what
-        it does after many calls, returns wrong outputs there; the pytest side compares them with the
-        reference (bench/run.py). The check calls are not part of the samples.
+        Those check calls run on the timed buffers, in the same sequence: before the first and after the last
+        (per input set) with the outputs holding finite junk instead of the NaN poison, and right after the last
+        on new input values in the same buffers with the outputs as the timed calls left them (`new_inputs_call`).
+        To the kernel they look like any timed call. A kernel that skips work when the output is already filled,
+        hands back a result kept from an earlier call, or changes what it does after many calls, returns wrong
+        outputs there; the pytest side compares them with the reference (bench/run.py). The check calls are not
+        part of the samples.
         """
         binding = self.binding(request["spec"])
         assert self.kernel is not None and self.runtime is not None
@@ -113,6 +133,7 @@ class WorkerState:
         samples = self.runtime.measure_sets([binding.launch, *(other.launch for other in others)], policy, working_set)
         measure_wall_s = time.perf_counter() - measured
         if unchecked is None:
+            checks += new_inputs_call(binding, spec.seed)
             for index, bound in enumerate([binding, *others]):
                 checks.append(_checked_call(bound, f"the call after the last timed call (input set {index})",
                                             spec.seed + index + 1))
@@ -133,12 +154,36 @@ def _why_unchecked(binding: Any) -> str | None:
             "the timed calls of this toolchain are not checked")
 
 
+JUNK_OUTPUTS = ("Before that call its outputs held finite junk, as after an earlier call, not the NaN poison: a kernel "
+                "that skips work when its output already holds a value, or that changes behaviour after many calls, "
+                "fails here.")
+NEW_INPUTS = ("That call ran right after the timed calls, on the same buffers, with the outputs still holding the last "
+              "timed call's result, but with new input values: a kernel that hands back a result kept from an "
+              "earlier call (memoized on its pointers, or skipped because the output still holds what it wrote) "
+              "fails here.")
+
+
 def _checked_call(binding: Any, label: str, seed: int) -> CheckedCall:
     """One call on pristine inputs with junk (finite, earlier-result-like) outputs; its snapshot for the check."""
     binding.reset()
     binding.scramble_outputs(seed)
     binding.launch()
-    return {"call": label, "snapshot": binding.snapshot()}
+    return {"call": label, "snapshot": binding.snapshot(), "setup": JUNK_OUTPUTS}
+
+
+def new_inputs_call(binding: Any, seed: int) -> list[CheckedCall]:
+    """The call after the last timed call, on new input values in the same buffers (see `redraw_inputs`); []
+    for a binding that cannot redraw its inputs in place."""
+    if not callable(getattr(binding, "redraw_inputs", None)):
+        return []
+    try:
+        binding.redraw_inputs(seed + 0x5EED)
+        binding.launch()
+        snapshot = binding.snapshot()
+    finally:
+        binding.restore_inputs()
+    return [{"call": "the call after the last timed call, on new input values in the same buffers",
+             "snapshot": snapshot, "setup": NEW_INPUTS}]
 
 
 def main() -> int:

@@ -154,3 +154,73 @@ def _judge(gaps: list[float], spans: list[float], hiding: Hiding) -> list[bool]:
         hiding.expected_gap_s = 0.0  # re-learn the (longer) delay's duration
         hiding.adjustments += 1
     return late
+
+
+# ----- work left running after the end event ------------------------------------------------------------------------
+# A `solve` that launches its kernel on a stream of its own that does not synchronize with the timed one (a
+# non-blocking stream) and returns leaves that kernel running after the end event: the events time little more than
+# the launch. After a call's end event has completed, a device-wide synchronize has nothing left to wait for, unless
+# such work is still running; its host time, against the same wait with no call, is the check.
+LEFTOVER_CALLS = 3
+LEFTOVER_FLOOR_S = 100e-6  # a wait shorter than this is never called leftover work (host noise reaches tens of us)
+LEFTOVER_FACTOR = 4.0  # ... nor one under this x the synchronize's own cost with nothing queued
+WORK_LEFT_RUNNING = "work left running"
+
+
+@dataclass
+class AfterEndEvent:
+    """Host seconds a device-wide synchronize waited once a call's end event had completed, per call (`waits_s`),
+    and with no call between the events (`idle_s`, the synchronize's own cost); the verdict."""
+
+    waits_s: list[float]
+    idle_s: list[float]
+    verdict: str  # "idle", WORK_LEFT_RUNNING, or "not checked: <why>"
+
+    @property
+    def left_running(self) -> bool:
+        return self.verdict == WORK_LEFT_RUNNING
+
+    def to_json(self) -> dict[str, Any]:
+        return {"verdict": self.verdict, "waits_us": [significant(w * 1e6) for w in self.waits_s],
+                "idle_us": [significant(w * 1e6) for w in self.idle_s],
+                "rule": (f"work left running when every call's wait exceeds max({LEFTOVER_FLOOR_S * 1e6:g} us, "
+                         f"{LEFTOVER_FACTOR:g} x the median idle wait)"),
+                "what": ("host time of a device-wide synchronize after the call's end event had completed: work the "
+                         "call left on another stream is still running then")}
+
+
+def work_left_after_end_event(launch: Callable[[], Any], backend: DeviceBackend, clock: Callable[[], float],
+                              calls: int = LEFTOVER_CALLS) -> AfterEndEvent:
+    """Whether `launch()` leaves device work running after its end event (on a stream the events do not see)."""
+    waits: list[float] = []
+    idle: list[float] = []
+    for _ in range(calls):
+        for body, into in ((None, idle), (launch, waits)):
+            backend.synchronize()
+            wait = _wait_after_end_event(body, backend, clock)
+            if wait is None:
+                backend.synchronize()
+                return AfterEndEvent([], [], "not checked: the runtime's events cannot be waited on one by one")
+            into.append(wait)
+    backend.synchronize()
+    limit = max(LEFTOVER_FLOOR_S, LEFTOVER_FACTOR * statistics.median(idle))
+    verdict = WORK_LEFT_RUNNING if min(waits) > limit else "idle"
+    return AfterEndEvent(waits, idle, verdict)
+
+
+def _wait_after_end_event(body: Callable[[], Any] | None, backend: DeviceBackend,
+                          clock: Callable[[], float]) -> float | None:
+    """Record start, run `body`, record end; wait for the end event alone; the host time of the device-wide
+    synchronize after it (None when the events cannot be waited on by themselves)."""
+    start, end = backend.event(), backend.event()
+    start.record()
+    if body is not None:
+        body()
+    end.record()
+    wait_for_end = getattr(end, "synchronize", None)  # torch.cuda.Event.synchronize: this event only
+    if not callable(wait_for_end):
+        return None
+    wait_for_end()
+    began = clock()
+    backend.synchronize()
+    return clock() - began

@@ -101,6 +101,8 @@ class CAbiBinding:
         self._buffers: dict[str, Any] = {}
         # Non-const pointers with a declared value domain are in/out buffers, not pure outputs.
         self._inout = {p.name for p in self.params if p.pointer and not p.const and p.name in spec.domains}
+        self._domains = dict(spec.domains)
+        self._drawn: dict[str, np.ndarray] = {}  # the inputs as first drawn, while `redraw_inputs` replaced them
         for param in self.params:
             if param.pointer:
                 self._host[param.name] = self._initial(param, spec, rng)
@@ -155,6 +157,31 @@ class CAbiBinding:
             count = self._sizes[param.name]
             array[:count] = encode(default_domain(param.dtype).draw(rng, count), param.dtype)
             self.runtime.write(self._buffers[param.name], array)
+
+    def redraw_inputs(self, seed: int) -> None:
+        """Write new input values (drawn with `seed`) into the same buffers; pure outputs keep what they hold.
+
+        For the check call after the timed ones: to the kernel it is one more timed call (same pointers, its
+        outputs still holding its last result), only the input values differ. A kernel that hands back a result it
+        kept from an earlier call (memoized on the pointers, or skipped because the output still holds what it
+        wrote) is wrong there. `restore_inputs` puts the first inputs back for the calls that follow.
+        """
+        rng = np.random.default_rng([seed, 0x1D5])
+        for param in self.params:
+            if not param.pointer or not (param.const or param.name in self._inout):
+                continue
+            array = self._host[param.name]
+            self._drawn.setdefault(param.name, array.copy())
+            count = self._sizes[param.name]
+            domain = self._domains.get(param.name, default_domain(param.dtype))
+            array[:count] = encode(domain.draw(rng, count), param.dtype)
+            self.runtime.write(self._buffers[param.name], array)
+
+    def restore_inputs(self) -> None:
+        """The inputs as first drawn again (on the device at the next `reset`)."""
+        for name, array in self._drawn.items():
+            self._host[name] = array
+        self._drawn = {}
 
     def snapshot(self) -> Snapshot:
         self.runtime.synchronize()

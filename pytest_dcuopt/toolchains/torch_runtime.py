@@ -76,9 +76,10 @@ class CudaError(DcuOptError):
         code_part = f" ({code})" if code is not None else ""
         consequence = (" The context is now unusable, so this branch's worker process exits and the next call starts "
                        "a fresh one." if fatal else "")
+        out_of_memory = name.endswith(("MemoryAllocation", "OutOfMemory"))
         fix = (" Run the branch under compute-sanitizer (memcheck) to find the faulting access." if fatal else
                " The GPU had less free memory than was asked for (a workspace solve() allocates, or buffers at these "
-               "dims): lower the sizes (dims.json, `dim_ranges`) or the workspace." if name.endswith("MemoryAllocation")
+               "dims): lower the sizes (dims.json, `dim_ranges`) or the workspace." if out_of_memory
                else " Check solve()'s launch configuration (grid and block sizes, shared memory) against the device's "
                "limits.")
         super().__init__(f"{name}{code_part}: {text}, {when}.{consequence}{fix}")

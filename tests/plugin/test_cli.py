@@ -166,7 +166,10 @@ def test_two_iteration_loop_is_idempotent_and_promotes_only_a_correct_faster_bra
     assert (run_dir / "summary.md").read_text() == summary
     assert "| 1 | improved | b1 |" in summary and "| 2 | no_gain | - |" in summary
     assert "**latency.ilp_unroll** (latency, iter 1) - removing it:" in summary
-    assert (run_dir / "best_median.svg").read_text().startswith("<svg")
+    assert (run_dir / "best_median.png").read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+    assert "![best median per iteration](best_median.png)" in summary
+    assert "[iterv1__cpu.branches.png](iterv1__cpu.branches.png)" in summary
+    assert (run_dir / "iterv1__cpu.branches.png").is_file()
     assert "iterations of" in _open_iter_error(run_dir, capsys)
 
 

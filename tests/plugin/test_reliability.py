@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import CASES
+from tests.conftest import CASES, FAST
 from tests.context import skip_if_no_cuda_device
 
 PIDFILE_ENV = "DCUOPT_TEST_ESCAPE_PIDFILE"  # the escapes fixture's daemons append their pid here
@@ -190,6 +190,46 @@ def test_a_kernel_that_kills_its_parent_fails_alone(run_plugin, pytester: pytest
     assert record["error"]["kind"] == "kernel crashed"
 
 
+def test_junk_in_the_reply_channel_and_a_fork_before_a_crash_each_fail_their_branch_alone(
+        run_plugin, pytester: pytest.Pytester) -> None:
+    """Junk written into every inherited descriptor once crashed the plugin (OverflowError reading a 2**64-byte
+    frame); a crash whose forked child still holds the reply pipe must be a crash, not a wait for the timeout."""
+    result = run_plugin(CASES / "channel_junk", args=("--dcuopt-examples=3", "--dcuopt-timeout=20"))
+    result.assert_outcomes(passed=2, failed=2, skipped=2)
+    output = result.stdout.str()
+    assert "INTERNALERROR" not in output and "did not return within" not in output
+    result.stdout.fnmatch_lines(["*writes_junk_to_fds: the reply channel from its worker held bytes that are not a "
+                                 "frame header*the kernel wrote into a file descriptor it did not open*"])
+    result.stdout.fnmatch_lines(["*forks_then_crashes: the kernel's worker process died with signal SIGSEGV*"])
+    found = branches(state_of(pytester), "channel_junk")
+    assert found["baseline"]["correct"] is True and found["baseline"]["champion"] is True
+    for name in ("writes_junk_to_fds", "forks_then_crashes"):
+        assert found[name]["correct"] is False and found[name]["error"]["kind"] == "kernel crashed"
+
+
+# ----- the worker's working directory -----------------------------------------------------------------------------
+def test_a_kernel_runs_in_a_scratch_directory_and_leaves_the_project_untouched(
+        pytester: pytest.Pytester, shared_build_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cwd_writer kernel deletes victim.txt and writes kernel_was_here.txt in its working directory on every
+    call: pytest's directory and the case must keep the one and never get the other; the scratch folders are
+    removed after."""
+    log = pytester.path / "cwd.log"
+    monkeypatch.setenv("DCUOPT_TEST_CWD_LOG", str(log))
+    shutil.copytree(CASES / "cwd_writer", pytester.path / "cwd_writer")
+    victims = [pytester.path / "victim.txt", pytester.path / "cwd_writer" / "victim.txt"]
+    for victim in victims:
+        victim.write_text("keep me")
+    result = pytester.runpytest_subprocess("cwd_writer", f"--dcuopt-cache-dir={shared_build_cache}",
+                                           f"--dcuopt-run-dir={pytester.path / 'run'}", *FAST, "--dcuopt-examples=3")
+    result.assert_outcomes(passed=2)
+    assert [victim.read_text() for victim in victims] == ["keep me", "keep me"]
+    assert not list(pytester.path.rglob("kernel_was_here.txt"))
+    places = set(log.read_text().split())
+    assert places, "the kernel never logged where it ran"
+    assert all(Path(place).name.startswith("dcuopt-worker-") for place in places), places
+    assert not [place for place in places if Path(place).exists()], "a worker's scratch folder was left behind"
+
+
 # ----- anti-cheat on timed calls ----------------------------------------------------------------------------------
 def test_a_kernel_that_skips_work_when_its_output_is_filled_is_caught_and_never_crowned(
         run_plugin, pytester: pytest.Pytester) -> None:
@@ -205,7 +245,28 @@ def test_a_kernel_that_skips_work_when_its_output_is_filled_is_caught_and_never_
     assert lazy["error"]["kind"] == "timed calls wrong"
     assert lazy["champion"] is False and toolchain["champion"] == "baseline"
     assert toolchain["branches"]["baseline"]["correct"] is True
-    assert toolchain["branches"]["baseline"]["timing"]["timed_calls_checked"] == 2  # before the first, after the last
+    # before the first timed call, after the last, and after the last on new input values
+    assert toolchain["branches"]["baseline"]["timing"]["timed_calls_checked"] == 3
+
+
+@pytest.mark.parametrize("cheat", ["copies_kept_result", "skips_unchanged_output"])
+def test_a_kernel_that_hands_back_a_kept_result_is_caught_on_new_inputs_and_never_crowned(
+        run_plugin, pytester: pytest.Pytester, cheat: str) -> None:
+    """Memoizing on the pointers, or returning when the output still holds what the last call wrote, passes every
+    correctness call and both checks with junk outputs; the call after the last timed call runs on new input values
+    in the same buffers, with the outputs left as the timed calls left them, and must catch it."""
+    result = run_plugin(CASES / "kept_result", args=("-k", f"baseline or {cheat}", "--dcuopt-examples=5"))
+    result.assert_outcomes(passed=3, failed=1)
+    result.stdout.fnmatch_lines([f"*{cheat}: wrong outputs on the call after the last timed call, on new input values*",
+                                 f"FAILED *test_benchmark_cpu[[]{cheat}[]]*"])
+    toolchain = state_of(pytester)["cases"]["kept_result"]["toolchains"]["cpu"]
+    cheater = toolchain["branches"][cheat]
+    assert cheater["examples"] > 5  # its correctness test ran, and passed:
+    assert cheater["failure"] is None or cheater["failure"].get("stage") != "correctness", cheater["failure"]
+    assert cheater["correct"] is False and cheater["error"]["kind"] == "timed calls wrong"
+    assert "new input values" in cheater["error"]["call"] and "memoized on its pointers" in cheater["error"]["message"]
+    assert cheater["champion"] is False and toolchain["champion"] == "baseline"
+    assert toolchain["branches"]["baseline"]["timing"]["timed_calls_checked"] == 3
 
 
 @skip_if_no_cuda_device
@@ -220,6 +281,37 @@ def test_a_lazy_cuda_kernel_is_caught_on_the_device(run_plugin, pytester: pytest
     assert lazy["correct"] is False and lazy["error"]["kind"] == "timed calls wrong"
     assert toolchain["champion"] == "baseline"
     assert toolchain["branches"]["baseline"]["timing"]["timed_calls_checked"] >= 2
+
+
+@skip_if_no_cuda_device
+def test_work_left_running_on_a_non_blocking_stream_is_caught_and_never_crowned(
+        run_plugin, pytester: pytest.Pytester) -> None:
+    """other_stream: the non-blocking branch's events see none of its ~2 ms of work (it would time ~100x faster
+    than the baseline); the blocking-stream control is timed right and not called out."""
+    result = run_plugin(CASES / "other_stream", args=("--dcuopt-toolchain=cuda", "--dcuopt-examples=3"))
+    result.assert_outcomes(passed=5, failed=1)
+    result.stdout.fnmatch_lines(["*nonblocking_stream: work left running after its calls returned*",
+                                 "FAILED *test_benchmark_cuda[[]nonblocking_stream[]]*"])
+    toolchain = state_of(pytester)["cases"]["other_stream"]["toolchains"]["cuda"]
+    leaves = toolchain["branches"]["nonblocking_stream"]
+    assert leaves["error"]["kind"] == "work left running" and leaves["champion"] is False
+    assert min(leaves["error"]["after_end_event"]["waits_us"]) > 1000  # most of the 2 ms busy wait
+    assert toolchain["branches"]["blocking_stream"]["timing"]["after_end_event"]["verdict"] == "idle"
+    assert toolchain["branches"]["baseline"]["timing"]["after_end_event"]["verdict"] == "idle"
+    assert toolchain["champion"] in ("baseline", "blocking_stream")
+
+
+@skip_if_no_cuda_device
+def test_a_kernel_that_runs_the_gpu_out_of_memory_fails_alone(run_plugin, pytester: pytest.Pytester) -> None:
+    """device_oom: a 4 TiB cudaMalloc in solve fails that branch, named, and nothing else."""
+    result = run_plugin(CASES / "device_oom", args=("--dcuopt-toolchain=cuda", "-k", "correctness",
+                                                    "--dcuopt-examples=3"))
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*huge_workspace*cudaErrorMemoryAllocation*out of memory*"])
+    branches_ = state_of(pytester)["cases"]["device_oom"]["toolchains"]["cuda"]["branches"]
+    assert branches_["baseline"]["correct"] is True
+    assert branches_["huge_workspace"]["correct"] is False
+    assert "less free memory than was asked for" in branches_["huge_workspace"]["failure"]["message"]
 
 
 # ----- guard zones ------------------------------------------------------------------------------------------------

@@ -1,7 +1,5 @@
-"""`dcuopt env` (probe through the registry), `finalize`'s summary and SVG, close-iter's method rules."""
+"""`dcuopt env` (probe through the registry), `finalize`'s summary, close-iter's method rules."""
 from __future__ import annotations
-
-import xml.etree.ElementTree as ET
 
 import pytest
 
@@ -21,13 +19,6 @@ def test_env_probes_every_registered_toolchain_and_every_tool() -> None:
     assert set(env.TOOLS) | {"ck_tile_headers"} == set(probed["tools"])
     missing = {name for name, entry in probed["tools"].items() if not entry["available"]}
     assert set(probed["degraded"]) == missing
-
-
-def test_svg_plot_is_well_formed_with_one_point_per_iteration() -> None:
-    svg = finalize.svg_line_plot([("baseline", 2.0), ("iter 1", 0.5), ("iter 2", 0.5)], "best")
-    root = ET.fromstring(svg)
-    circles = [e for e in root.iter() if e.tag.endswith("circle")]
-    assert len(circles) == 3
 
 
 def history(status: str, speedup: float | None, it: int) -> dict:

@@ -8,12 +8,14 @@ set -uo pipefail
 source tools/device/device_env.sh
 OUT=${OUT:-/tmp/profile_check_out}; mkdir -p "$OUT"
 W=/tmp/profile_check; rm -rf $W; mkdir -p $W
-for case in vector_add matmul; do
+CASES=${CASES:-vector_add matmul}  # e.g. CASES=matmul for the compute-bound check alone
+PYTEST_S=${PYTEST_S:-540}
+for case in $CASES; do
   cp -r kernels/$case $W/$case
   printf '\npytestmark = [pytest.mark.profile(reason="tools/device/profile_check.sh")]\n' >> $W/$case/ref.py
 done
 which ncu > $OUT/ncu_version.txt 2>&1; ncu --version >> $OUT/ncu_version.txt 2>&1
-(cd $W && timeout 540 python3 -m pytest vector_add matmul --dcuopt-toolchain cuda -k test_profile_cuda -rs \
+(cd $W && timeout "$PYTEST_S" python3 -m pytest $CASES --dcuopt-toolchain cuda -k test_profile_cuda -rs \
    -p no:cacheprovider --dcuopt-run-dir=$W/run --dcuopt-cache-dir=$W/cache) > $OUT/pytest.log 2>&1
 echo "pytest exit: $?" >> $OUT/pytest.log; tail -25 $OUT/pytest.log
 cp $W/run/profile.json $W/run/state.json "$OUT"/ 2>/dev/null

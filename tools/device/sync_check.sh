@@ -17,6 +17,8 @@ cd "$(dirname "$0")/../.."
 OUT=${OUT:-/tmp/sync-out}
 W=${W:-/tmp/sync}
 RUNS=${RUNS:-5}
+RUN_S=${RUN_S:-75}  # the cap of one fresh-process run
+SELECT=${SELECT:-benchmark}  # pytest -k of each run, e.g. "benchmark and (device_sync or temp_alloc)"
 BUDGET_S=${BUDGET_S:-450}
 mkdir -p "$OUT" "$W"
 source tools/device/device_env.sh
@@ -40,7 +42,7 @@ step() {  # step NAME MAX_SECONDS command...: runs when time is left, logs to $W
 }
 run_case() {  # run_case N: the command of one fresh pytest process, benchmarks only, into $W/runN
   local n=$1
-  echo "cd '$W/cases' && $PY -m pytest $CASE --dcuopt-toolchain=cuda -k benchmark -p no:randomly -p no:cacheprovider \
+  echo "cd '$W/cases' && $PY -m pytest $CASE --dcuopt-toolchain=cuda -k '$SELECT' -p no:randomly -p no:cacheprovider \
     -q -rs --dcuopt-cache-dir='$W/cache' --dcuopt-max-time=1.0 --dcuopt-interleave=0 --dcuopt-run-dir='$W/run$n' \
     --benchmark-json='$W/run$n-bench.json'"
 }
@@ -48,13 +50,13 @@ run_case() {  # run_case N: the command of one fresh pytest process, benchmarks 
 rm -rf "$W/cases" && mkdir -p "$W/cases" && cp -r "tests/data/cases/$CASE" "$W/cases/"
 step env 45 $PY tools/device/h200_evidence.py env --out "$W/env.json"
 step prebuild 120 $DRV prebuild --case "$W/cases/$CASE" --cache "$W/cache"
-step run1 75 bash -c "$(run_case 1)"
+step run1 "$RUN_S" bash -c "$(run_case 1)"
 # ncu right after the first run, so that a run cut short by the budget still has its reference figures
 step ncu 90 ncu --clock-control none --metrics gpu__time_duration.sum --profile-from-start off -f -o "$W/ncu" \
      $DRV ncu-target --case "$W/cases/$CASE" --cache "$W/cache" --out "$W/ncu-seq.json"
 step ncu-csv 30 bash -c "ncu --import '$W/ncu.ncu-rep' --csv --print-units base > '$W/ncu.csv'"
 for i in $(seq 2 "$RUNS"); do
-  step "run$i" 75 bash -c "$(run_case "$i")"
+  step "run$i" "$RUN_S" bash -c "$(run_case "$i")"
 done
 STATES=()
 for i in $(seq 1 "$RUNS"); do [ -f "$W/run$i/state.json" ] && STATES+=("$W/run$i/state.json"); done
