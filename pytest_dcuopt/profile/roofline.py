@@ -212,6 +212,14 @@ def _decided_by(bound: str, utilization: Mapping[str, float | None], sources: Ma
         parts.append(f"achieved occupancy {100 * occupancy:.0f}%")
     why = (f"both below {100 * LATENCY_BELOW:.0f}%: neither the SMs/CUs nor DRAM is busy" if bound == "latency"
            else f"{bound} is the busier axis")
+    pipes = [u for u in (_value(metrics, name) for name in ROOF_COMPUTE_COUNTERS) if u is not None]
+    busiest_pipe = max(pipes, default=None)
+    if bound == "compute" and sources["compute"] == "compute_throughput" and busiest_pipe is not None \
+            and utilization["compute"] is not None and busiest_pipe < 0.5 * utilization["compute"]:
+        # The SM counter is the busiest of its units: with idle math pipes, load/store and shared-memory issue
+        # keep it busy. Cutting instructions per FLOP (register tiling, wider loads) is what pays, not faster math.
+        why += (f"; its math pipes are only {100 * busiest_pipe:.0f}% busy, so load/store and shared-memory "
+                "instruction issue, not arithmetic, keeps the SMs busy")
     return f"{bound}-bound: {'; '.join(parts)} - {why}"
 
 
