@@ -101,3 +101,25 @@ def test_dims_strategy_respects_ranges_and_multiples(data: st.DataObject) -> Non
     dims = data.draw(dims_strategy({"N": (3, 50, 4), "M": (1, 7)}, {"N": 16, "M": 2, "alpha": 0.5}))
     assert 3 <= dims["N"] <= 50 and dims["N"] % 4 == 0
     assert dims["M"] in range(1, 8) and dims["alpha"] == 0.5
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_compare_in_chunks_gives_the_same_verdict_as_one_pass(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """compare() works in chunks of COMPARE_CHUNK elements (big outputs stay cache-sized); its Mismatch (counts,
+    max error, the worst elements in order, the scale guard) must not depend on the chunk size."""
+    from pytest_dcuopt.check import compare as module
+
+    rng = np.random.default_rng(seed)
+    n = 2000
+    reference = rng.normal(size=n) * (1e-6 if seed == 5 else 1.0)  # seed 5: tiny values, the scale guard's case
+    kernel = (reference + rng.normal(scale=[1e-6, 1e-3, 1e-1, 1e-2, 1e-5, 0][seed], size=n)).astype(np.float32)
+    if seed == 5:
+        kernel[:] = 0
+    kernel[rng.integers(0, n, size=seed)] = np.nan
+    results = []
+    for chunk in (1 << 20, 7, 333):
+        monkeypatch.setattr(module, "COMPARE_CHUNK", chunk)
+        found = module.compare("y", kernel, reference, "float32", (n,), 1e-4, 1e-3)
+        results.append(None if found is None else found.to_json())
+    assert results[0] == results[1] == results[2]
+    assert (results[0] is None) == (seed == 0)  # the others have NaNs, large errors, or trip the scale guard
