@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ..options import Options
 from .baseline import Baseline, resolve_baseline
-from .judge import REPORT_NAME, Gate, TimingVerdict, entry
+from .judge import REPORT_NAME, Gate, TimingVerdict, entry, judge_samples
 from .rule import GateRule
 
 
@@ -23,4 +23,4 @@ def build_gate(options: Options) -> Gate | None:
     return Gate(baseline, rule)
 
 
-__all__ = ["REPORT_NAME", "Gate", "GateRule", "TimingVerdict", "build_gate", "entry"]
+__all__ = ["REPORT_NAME", "Gate", "GateRule", "TimingVerdict", "build_gate", "entry", "judge_samples"]

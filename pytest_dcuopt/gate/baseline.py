@@ -38,7 +38,7 @@ class Baseline:
     def load(cls, path: Path) -> Baseline:
         try:
             state = json.loads(path.read_text())
-        except (OSError, json.JSONDecodeError) as exc:
+        except (OSError, ValueError) as exc:  # ValueError: not JSON, or not UTF-8
             raise pytest.UsageError(f"{COMPARE_OPTION}: cannot read {path} as a state.json ({exc}); give an "
                                     "earlier run's state.json") from None
         if not isinstance(state, dict) or state.get("schema_version") != SCHEMA_VERSION:
@@ -56,19 +56,31 @@ class Baseline:
     def label(self) -> str:
         return f"{self.path} ({self.state.get('created_at', 'time not recorded')})"
 
-    def branch(self, case: str, toolchain: str, branch: str) -> Mapping[str, Any] | None:
+    def branch(self, case: str, toolchain: str, branch: str, size: str | None = None) -> Mapping[str, Any] | None:
+        """The baseline's entry of a branch; with `size`, the branch as timed at that benchmark size (the size's
+        entry over the branch's, which holds its build and verdicts), or None when it was not there."""
         found = self.state["cases"].get(case, {}).get("toolchains", {}).get(toolchain, {}).get("branches", {})
         entry: Mapping[str, Any] | None = found.get(branch)
-        return entry
+        if size is None or entry is None:
+            return entry
+        sized = (entry.get("sizes") or {}).get(size)
+        return None if sized is None else {**entry, **sized}
 
     def identity(self, toolchain: str) -> str | None:
         """The compiler identity the baseline recorded for `toolchain` (None in states written before it was)."""
         value = self.state.get("toolchains", {}).get(toolchain, {}).get("identity")
         return str(value) if value else None
 
-    def branch_keys(self) -> list[tuple[str, str, str]]:
-        return [(case, toolchain, branch) for case, data in self.state["cases"].items()
-                for toolchain, result in data["toolchains"].items() for branch in result["branches"]]
+    def branch_keys(self) -> list[tuple[str, ...]]:
+        """(case, toolchain, branch) of every branch; (case, toolchain, branch, size) per benchmark size instead
+        for a branch timed at sizes."""
+        keys: list[tuple[str, ...]] = []
+        for case, data in self.state["cases"].items():
+            for toolchain, result in data["toolchains"].items():
+                for branch, entry in result["branches"].items():
+                    sizes = list(entry.get("sizes") or {})
+                    keys += [(case, toolchain, branch, size) for size in sizes] or [(case, toolchain, branch)]
+        return keys
 
 
 def gate_samples_ms(timing: Mapping[str, Any]) -> list[float] | None:

@@ -43,26 +43,17 @@ class Gate:
     # ----- during the run -----------------------------------------------------------------------------------------
     def judge_timing(self, record: BranchRecord, identity: str | None, remeasure: Remeasure) -> TimingVerdict:
         """The timing verdict of a branch this run just timed; AMBIGUOUS re-measures up to `rule.retries` times."""
-        before = self.baseline.branch(record.case, record.toolchain, record.branch)
+        before = self.baseline.branch(record.case, record.toolchain, record.branch, record.size)
         if before is None:
-            return TimingVerdict(NEW, f"{record.branch} is not in the baseline run")
+            at = f" at size {record.size}" if record.size else ""
+            return TimingVerdict(NEW, f"{record.branch}{at} is not in the baseline run")
         after = record.to_json()
         reasons = refusals(before, after, self.baseline.identity(record.toolchain), identity)
         if reasons:
             return TimingVerdict(REFUSED, "; ".join(reasons))
-        before_ms = gate_samples_ms(before["timing"]) or []
-        after_ms = gate_samples_ms(after["timing"]) or []
-        verdict = TimingVerdict(AMBIGUOUS, clocks=compare_clocks(before["timing"], after["timing"], self.rule))
-        for attempt in range(1 + self.rule.retries):
-            if attempt:
-                after_ms = [*after_ms, *remeasure()]
-            try:
-                verdict.change = ratio_interval(before_ms, after_ms, self.rule.confidence)
-            except ValueError as exc:  # too few or non-positive samples
-                return TimingVerdict(REFUSED, str(exc), clocks=verdict.clocks)
-            verdict.verdict, verdict.attempts = decide(verdict.change, self.rule), attempt + 1
-            if verdict.verdict != AMBIGUOUS:
-                break
+        verdict = judge_samples(gate_samples_ms(before["timing"]) or [], gate_samples_ms(after["timing"]) or [],
+                                self.rule, remeasure)
+        verdict.clocks = compare_clocks(before["timing"], after["timing"], self.rule)
         if verdict.clocks and verdict.clocks["differs"]:
             verdict.notes.append(clock_note(verdict.clocks))
         return verdict
@@ -92,26 +83,26 @@ class Gate:
 
     # ----- at the end: state.json ---------------------------------------------------------------------------------
     def attach(self, state: dict[str, Any], entries: Iterable[Mapping[str, Any]]) -> None:
-        """Add `gate` to every branch of `state` and a `gate` summary at the top (counts, what is missing)."""
-        timed = {(e["case"], e["toolchain"], e["branch"]): e["timing"] for e in entries}
+        """Add `gate` to every branch of `state` (to each benchmark size of a branch timed at sizes) and a `gate`
+        summary at the top (counts, what is missing)."""
+        timed = {(e["case"], e["toolchain"], e["branch"], *([e["size"]] if e.get("size") else [])): e["timing"]
+                 for e in entries}
         counts = dict.fromkeys(VERDICTS, 0)
-        present = set()
-        for case, data in state["cases"].items():
-            for toolchain, result in data["toolchains"].items():
-                for name, branch in result["branches"].items():
-                    key = (case, toolchain, name)
-                    present.add(key)
-                    branch["gate"] = self.branch_gate(key, branch, timed.get(key))
-                    counts[branch["gate"]["verdict"]] += 1
+        regressions: set[tuple[tuple[str, ...], str]] = set()  # a branch's regression counts once, whatever its sizes
+        units = gated_units(state)
+        for key, unit, view in units:
+            unit["gate"] = self.branch_gate(key, view, timed.get(key))
+            counts[unit["gate"]["verdict"]] += 1
+            regressions.update((key[:3], kind) for kind in unit["gate"]["regressions"])
+        present = {key for key, _, _ in units}
         state["gate"] = {
             "baseline": str(self.baseline.path), "baseline_created_at": self.baseline.state.get("created_at"),
             "rule": self.rule.to_json(), "counts": {k: v for k, v in counts.items() if v},
-            "regressions": sum(len(b["gate"]["regressions"]) for d in state["cases"].values()
-                               for r in d["toolchains"].values() for b in r["branches"].values()),
+            "regressions": len(regressions),
             "missing": ["/".join(k) for k in self.baseline.branch_keys() if k not in present],
         }
 
-    def branch_gate(self, key: tuple[str, str, str], branch: Mapping[str, Any],
+    def branch_gate(self, key: tuple[str, ...], branch: Mapping[str, Any],
                     timing: Mapping[str, Any] | None) -> dict[str, Any]:
         before = self.baseline.branch(*key)
         if timing is not None:
@@ -126,6 +117,40 @@ class Gate:
         gate["before"] = None if before is None else {"correct": before.get("correct"),
                                                       "isa": (before.get("isa") or {}).get("outcome")}
         return gate
+
+
+def judge_samples(before_ms: Sequence[float], after_ms: Sequence[float], rule: GateRule,
+                  remeasure: Remeasure) -> TimingVerdict:
+    """The gate's timing rule on two sample sets (milliseconds): the verdict of `decide`; while it is AMBIGUOUS, up
+    to `rule.retries` fresh measurements (`remeasure`) are pooled into `after_ms` and the interval is recomputed.
+    REFUSED when the samples cannot be compared (too few, non-positive). The public form of what `Gate` does per
+    branch, for callers holding samples rather than state.json records (tools/device/gate_check.py)."""
+    verdict = TimingVerdict(AMBIGUOUS)
+    pooled = list(after_ms)
+    for attempt in range(1 + rule.retries):
+        if attempt:
+            pooled += remeasure()
+        try:
+            verdict.change = ratio_interval(before_ms, pooled, rule.confidence)
+        except ValueError as exc:  # too few or non-positive samples
+            return TimingVerdict(REFUSED, str(exc))
+        verdict.verdict, verdict.attempts = decide(verdict.change, rule), attempt + 1
+        if verdict.verdict != AMBIGUOUS:
+            break
+    return verdict
+
+
+def gated_units(state: Mapping[str, Any]) -> list[tuple[tuple[str, ...], dict[str, Any], dict[str, Any]]]:
+    """(key, the entry that gets `gate`, what it is judged on) per branch, or per benchmark size of a branch timed
+    at sizes: key (case, toolchain, branch, size), the size's entry, judged as the size's entry over the branch's."""
+    found: list[tuple[tuple[str, ...], dict[str, Any], dict[str, Any]]] = []
+    for case, data in state["cases"].items():
+        for toolchain, result in data["toolchains"].items():
+            for name, branch in result["branches"].items():
+                sizes = branch.get("sizes") or {}
+                found += [((case, toolchain, name, size), sized, {**branch, **sized}) for size, sized in sizes.items()]
+                found += [] if sizes else [((case, toolchain, name), branch, branch)]
+    return found
 
 
 def regressed(kind: str, before: Mapping[str, Any], after: Mapping[str, Any]) -> bool:
@@ -164,5 +189,6 @@ def clock_note(clocks: Mapping[str, Any]) -> str:
 
 def entry(record: BranchRecord, verdict: TimingVerdict) -> dict[str, Any]:
     """The report entry of one timing verdict (what xdist workers hand to the controller)."""
-    return {"case": record.case, "toolchain": record.toolchain, "branch": record.branch, "timing": verdict.to_json()}
+    return {"case": record.case, "toolchain": record.toolchain, "branch": record.branch, "size": record.size,
+            "timing": verdict.to_json()}
 

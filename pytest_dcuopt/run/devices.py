@@ -18,7 +18,7 @@ import re
 import socket
 import tempfile
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, MutableMapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -278,3 +278,86 @@ def timing_lock(pin: DevicePin | None, platform: str | None, host_lock: bool,
     if platform is None:
         return TimingLock(HOST_LOCK, host_lock, "" if host_lock else NO_HOST_LOCK_REASON)
     return TimingLock(gpu_lock_name(pin, platform, environ))
+
+
+# ----- sharing the host's cores among xdist workers ------------------------------------------------------------------
+@dataclass(frozen=True)
+class CpuShare:
+    """The cores one xdist worker's own work (builds, reference outputs) may use: the host's, split evenly.
+
+    Without it every worker sizes its build pool and torch's thread pool for the whole host: with `-n 2` on two
+    cores, four threads of OpenMP-spinning torch reductions and four build threads compete for two cores. The kernel
+    workers' environment is left alone: an OpenMP kernel is timed under the lock with every core, as in `-n 0`.
+    """
+
+    cpus: int
+    workers: int
+    worker: int
+
+    @property
+    def per_worker(self) -> int:
+        return max(1, self.cpus // self.workers)
+
+    def build_jobs(self, host_jobs: int) -> int:
+        """--dcuopt-build-jobs is the host's number of compilers at a time; this worker's part of it."""
+        return max(1, host_jobs // self.workers) if host_jobs > 0 else host_jobs
+
+    def rotated(self, items: Sequence[Any]) -> list[Any]:
+        """`items` starting at this worker's slice: every worker builds everything the tests it may be given need
+        (xdist hands tests out as it goes), and starting apart they compile different branches at once instead of
+        waiting on one another's build-cache lock for the same branch."""
+        start = len(items) * self.worker // self.workers
+        return [*items[start:], *items[:start]]
+
+
+# Set in an xdist worker from what its controller counted (`workers_on_host`): PYTEST_XDIST_WORKER_COUNT counts the
+# workers of every host, and remote workers (`--tx ssh=...`, `socket=...`) share their host only with their own kind.
+HOST_WORKERS_ENV = "DCUOPT_HOST_WORKERS"
+
+
+def host_of(spec: Any) -> str:
+    """Which host an execnet gateway spec (xdist's `--tx`) runs on: popen is the controller's host; ssh, socket and
+    vagrant gateways name theirs; a gateway `via` a proxy runs on the proxy's host."""
+    if getattr(spec, "via", None):
+        return f"via:{spec.via}"
+    for kind in ("ssh", "vagrant_ssh"):
+        if getattr(spec, kind, None):
+            return f"{kind}:{getattr(spec, kind)}"
+    if getattr(spec, "socket", None):
+        return "socket:" + str(spec.socket).rsplit(":", 1)[0]
+    return "local"
+
+
+def workers_on_host(specs: Sequence[Any], spec: Any) -> int:
+    """How many of the session's workers run on the same host as `spec`'s (itself included)."""
+    return sum(1 for other in specs if host_of(other) == host_of(spec)) or 1
+
+
+HOST_WORKERS_KEY = "dcuopt_host_workers"  # in xdist's workerinput, set by the controller
+
+
+def note_host_workers(workerinput: Mapping[str, Any], environ: MutableMapping[str, str] = os.environ) -> None:
+    """In an xdist worker: keep the controller's count of the workers on this host for `cpu_share`."""
+    if HOST_WORKERS_KEY in workerinput:
+        environ[HOST_WORKERS_ENV] = str(int(workerinput[HOST_WORKERS_KEY]))
+
+
+def cpu_share(environ: Mapping[str, str] = os.environ, cpus: int | None = None) -> CpuShare | None:
+    """This xdist worker's share of the host's cores; None outside xdist (or alone on its host: the whole host)."""
+    number = worker_number(xdist_worker_id(environ))
+    workers = int(environ.get(HOST_WORKERS_ENV) or environ.get("PYTEST_XDIST_WORKER_COUNT") or 1)
+    if number is None or workers <= 1:
+        return None
+    return CpuShare(cpus or os.cpu_count() or 1, workers, number % workers)
+
+
+def limit_harness_threads(share: CpuShare) -> int | None:
+    """Cap torch's intra-op threads in this pytest process (the reference outputs run here) at the worker's share.
+    Returns the new count, or None without torch (no reference can run then either)."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    threads = min(torch.get_num_threads(), share.per_worker)
+    torch.set_num_threads(threads)
+    return threads
