@@ -24,6 +24,8 @@ W=${W:-/tmp/gate}
 ROUNDS=${ROUNDS:-110}
 SESSIONS=${SESSIONS:-3}
 BUDGET_S=${BUDGET_S:-285}
+INPROC_S=${INPROC_S:-125}  # the in-process rounds' own budget (they stop early when it is spent)
+MAX_TIME=${MAX_TIME:-0.3}  # --max-time of each in-process measurement
 TOOLCHAIN=${TOOLCHAIN:-cuda}  # cpu: the same flow on a CPU core (a smoke test of the script; CPU figures are not the issue's)
 LOCK_CASE=${LOCK_CASE:-kernels/vector_add}  # the case the two concurrent sessions benchmark
 LOCKED=$(basename "$LOCK_CASE")
@@ -70,8 +72,8 @@ step prebuild 90 bash -c "cd '$W/cases' && $PY -m pytest $CASE $LOCKED --dcuopt-
 step locks 60 bash -c "( $(lock_session lock_a) ) > '$W/lock_a.log' 2>&1 & ( $(lock_session lock_b) ) \
   > '$W/lock_b.log' 2>&1 & wait; $DRV locks --states '$W/lock_a/state.json' '$W/lock_b/state.json' \
   --out '$W/locks.json'"
-step inproc 150 $DRV measure --case "$W/cases/$CASE" --toolchain "$TOOLCHAIN" --cache "$W/cache" --work "$W/inproc" \
-     --out "$W/inproc.json" --rounds "$ROUNDS" --percent 5 --max-time 0.3 --budget 125
+step inproc $((INPROC_S + 25)) $DRV measure --case "$W/cases/$CASE" --toolchain "$TOOLCHAIN" --cache "$W/cache" --work "$W/inproc" \
+     --out "$W/inproc.json" --rounds "$ROUNDS" --percent 5 --max-time "$MAX_TIME" --budget "$INPROC_S"
 PAIRS=()
 step session_a0 25 bash -c "$(session a0 0)"
 previous=a0
