@@ -9,7 +9,7 @@ from typing import Any
 
 from ..report.records import BranchRecord
 from .baseline import Baseline, gate_samples_ms, refusals
-from .rule import AMBIGUOUS, NEW, NOT_TIMED, REFUSED, SLOW, VERDICTS, GateRule, decide
+from .rule import AMBIGUOUS, NEW, NOT_TIMED, REFUSED, SLOW, VERDICTS, GateRule, decide, device_timed
 from .stats import Change, ratio_interval
 
 REPORT_NAME = "gate"  # the session's report channel: xdist workers hand these entries to the controller
@@ -24,6 +24,7 @@ class TimingVerdict:
     attempts: int = 1  # measurements pooled into the `after` samples
     clocks: dict[str, Any] | None = None
     notes: list[str] = field(default_factory=list)
+    device: bool = False  # judged as a device-event timing (its default threshold: gate.rule.DEVICE_THRESHOLD)
 
     @property
     def fails(self) -> bool:
@@ -32,7 +33,7 @@ class TimingVerdict:
     def to_json(self) -> dict[str, Any]:
         return {"verdict": self.verdict, "reason": self.reason or None,
                 "change": self.change.to_json() if self.change else None, "attempts": self.attempts,
-                "clocks": self.clocks, "notes": self.notes}
+                "clocks": self.clocks, "notes": self.notes, "timer_kind": "device" if self.device else "host"}
 
 
 class Gate:
@@ -52,7 +53,7 @@ class Gate:
         if reasons:
             return TimingVerdict(REFUSED, "; ".join(reasons))
         verdict = judge_samples(gate_samples_ms(before["timing"]) or [], gate_samples_ms(after["timing"]) or [],
-                                self.rule, remeasure)
+                                self.rule, remeasure, device=device_timed(before["timing"]))
         verdict.clocks = compare_clocks(before["timing"], after["timing"], self.rule)
         if verdict.clocks and verdict.clocks["differs"]:
             verdict.notes.append(clock_note(verdict.clocks))
@@ -61,13 +62,17 @@ class Gate:
     def slow_message(self, label: str, verdict: TimingVerdict) -> str:
         assert verdict.change is not None
         change = verdict.change
-        margin = self.rule.margin(change.before_median_ms)
+        device = verdict.device
+        margin = self.rule.margin(change.before_median_ms, device)
+        threshold = self.rule.threshold_for(device)
+        kind = "device" if device else "host"
+        default = "" if self.rule.threshold is not None else f", the default for {kind} timings"
         lines = [f"SLOW vs the baseline run {self.baseline.label}: {label} median {change.before_median_ms:.6g} ms "
                  f"-> {change.after_median_ms:.6g} ms ({change.shift_ms * 1e3:+.4g} us); change {change.rel:+.2%}, "
                  f"{change.confidence:.0%} interval {change.rel_low:+.2%} .. {change.rel_high:+.2%} "
                  f"({change.before_n} samples then, {change.after_n} now, {verdict.attempts} measurement(s)).",
                  f"Rule: fail when the interval excludes no change and the change exceeds {margin:.2%} (the larger of "
-                 f"--dcuopt-compare-threshold={self.rule.threshold:g} and --dcuopt-compare-floor-us="
+                 f"--dcuopt-compare-threshold={threshold:g}{default} and --dcuopt-compare-floor-us="
                  f"{self.rule.floor_us:g} us).", *verdict.notes,
                  "If the slowdown is intended, make this run the new baseline (keep its state.json)."]
         return "\n".join(lines)
@@ -120,12 +125,12 @@ class Gate:
 
 
 def judge_samples(before_ms: Sequence[float], after_ms: Sequence[float], rule: GateRule,
-                  remeasure: Remeasure) -> TimingVerdict:
+                  remeasure: Remeasure, device: bool = False) -> TimingVerdict:
     """The gate's timing rule on two sample sets (milliseconds): the verdict of `decide`; while it is AMBIGUOUS, up
     to `rule.retries` fresh measurements (`remeasure`) are pooled into `after_ms` and the interval is recomputed.
     REFUSED when the samples cannot be compared (too few, non-positive). The public form of what `Gate` does per
     branch, for callers holding samples rather than state.json records (tools/device/gate_check.py)."""
-    verdict = TimingVerdict(AMBIGUOUS)
+    verdict = TimingVerdict(AMBIGUOUS, device=device)
     pooled = list(after_ms)
     for attempt in range(1 + rule.retries):
         if attempt:
@@ -134,7 +139,7 @@ def judge_samples(before_ms: Sequence[float], after_ms: Sequence[float], rule: G
             verdict.change = ratio_interval(before_ms, pooled, rule.confidence)
         except ValueError as exc:  # too few or non-positive samples
             return TimingVerdict(REFUSED, str(exc))
-        verdict.verdict, verdict.attempts = decide(verdict.change, rule), attempt + 1
+        verdict.verdict, verdict.attempts = decide(verdict.change, rule, device), attempt + 1
         if verdict.verdict != AMBIGUOUS:
             break
     return verdict

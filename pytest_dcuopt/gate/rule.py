@@ -3,6 +3,7 @@ interval of gate.stats excludes a ratio of 1) *and* practically significant (lar
 absolute floor) before it is called SLOW or FAST."""
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -18,27 +19,47 @@ NOT_TIMED = "NOT TIMED"  # this run did not time the branch (skipped, deselected
 VERDICTS = (FAST, SAME, SLOW, AMBIGUOUS, REFUSED, NEW, NOT_TIMED)
 
 
+# The default smallest relative change that counts, by timer. Device events repeat within +/-0.7% between
+# measurements of a 87 us kernel on an H200 (68 A/A pairs, docs/performance.md), so 2% keeps false alarms out while
+# a 5% regression is caught; a host clock on a shared CPU drifts by several percent between runs.
+DEVICE_THRESHOLD = 0.02
+HOST_THRESHOLD = 0.05
+
+
+def device_timed(timing: Mapping[str, Any]) -> bool:
+    """Whether a timing record comes from device events or the profiler's device records (not a host clock)."""
+    timer = str(timing.get("timer") or "")
+    return "events" in timer or "activity records" in timer
+
+
 @dataclass(frozen=True)
 class GateRule:
     """The rule's parameters (options: --dcuopt-compare-threshold, -floor-us, -retries)."""
 
-    threshold: float = 0.05  # smallest relative change that counts
+    threshold: float | None = None  # smallest relative change that counts; None: by timer (DEVICE/HOST_THRESHOLD)
     floor_us: float = 1.0  # ... and smallest absolute change, in microseconds
     retries: int = 2  # re-measurements of an AMBIGUOUS branch
     confidence: float = 0.95  # of the interval (two-sided)
     clock_tolerance: float = 0.05  # SM clocks of the two runs further apart than this are flagged
 
-    def margin(self, before_median_ms: float) -> float:
-        """The practical margin relative to the baseline's median: the larger of the threshold and the floor."""
-        if before_median_ms <= 0:
+    def threshold_for(self, device: bool) -> float:
+        """The relative threshold: the one given, else the default of the timer kind."""
+        if self.threshold is not None:
             return self.threshold
-        return max(self.threshold, self.floor_us * 1e-3 / before_median_ms)
+        return DEVICE_THRESHOLD if device else HOST_THRESHOLD
+
+    def margin(self, before_median_ms: float, device: bool = False) -> float:
+        """The practical margin relative to the baseline's median: the larger of the threshold and the floor."""
+        threshold = self.threshold_for(device)
+        if before_median_ms <= 0:
+            return threshold
+        return max(threshold, self.floor_us * 1e-3 / before_median_ms)
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        return {**asdict(self), "threshold_device": self.threshold_for(True), "threshold_host": self.threshold_for(False)}
 
 
-def decide(change: Change, rule: GateRule) -> str:
+def decide(change: Change, rule: GateRule, device: bool = False) -> str:
     """SLOW / FAST: significant and beyond the margin; SAME: the whole interval within the margin; else AMBIGUOUS.
 
     The margin is symmetric in ratio: SLOW when after/before exceeds 1 + margin, FAST when before/after does. A
@@ -46,7 +67,7 @@ def decide(change: Change, rule: GateRule) -> str:
     An estimate beyond the margin whose interval still includes 1 is AMBIGUOUS, as is an interval that reaches past
     the margin while the estimate does not.
     """
-    limit = 1 + rule.margin(change.before_median_ms)
+    limit = 1 + rule.margin(change.before_median_ms, device)
     if change.ratio_low > 1 and change.ratio > limit:
         return SLOW
     if change.ratio_high < 1 and change.ratio < 1 / limit:

@@ -298,6 +298,13 @@ def gate_table(state: Mapping[str, Any]) -> list[str]:
                           for row in rows)]
 
 
+def _threshold_text(rule: Mapping[str, Any]) -> str:
+    if rule.get("threshold") is not None:
+        return f"{rule['threshold']:.1%}"
+    return (f"{rule.get('threshold_device', 0):.1%} (device timings) or {rule.get('threshold_host', 0):.1%} "
+            "(host clocks)")
+
+
 def gate_section(state: Mapping[str, Any]) -> list[str]:
     """`## Gate` with the baseline, the rule, the verdict counts and the table; [] when the run was not gated."""
     gate = state.get("gate")
@@ -308,7 +315,7 @@ def gate_section(state: Mapping[str, Any]) -> list[str]:
     counts = ", ".join(f"{v} {k}" for k, v in (gate.get("counts") or {}).items()) or "nothing compared"
     out = ["## Gate vs baseline", "", f"- baseline: {md_code(gate['baseline'])} ({gate.get('baseline_created_at')})",
            f"- rule: SLOW/FAST when the {rule.get('confidence', 0.95):.0%} interval of the ratio after/before excludes "
-           f"1 and the change exceeds both {rule.get('threshold', 0):.1%} and {rule.get('floor_us', 0):g} us; "
+           f"1 and the change exceeds both {_threshold_text(rule)} and {rule.get('floor_us', 0):g} us; "
            f"AMBIGUOUS re-measured up to {rule.get('retries', 0)} times; `why / notes` is cut short here, state.json "
            "has it whole", f"- verdicts: {counts}; regressions: {gate.get('regressions', 0)}"]
     if gate.get("missing"):

@@ -51,10 +51,10 @@ def test_a_pair_is_judged_by_the_gate_rule_and_retried_only_while_ambiguous(tool
         calls.append(1)
         return samples(0.05 * 1.10, n=400, spread=0.001)
 
-    retried = tool.judge_pair("slowed", 1, before, after, remeasure)
+    retried = tool.judge_pair("slowed", 1, before, after, remeasure, threshold=0.05)
     assert (retried["gate"], retried["attempts"], len(calls), retried["samples"]) == ("SLOW", 2, 1, [12, 412])
     assert retried["benchmark_fails"] is False  # pytest-benchmark sees the first measurement only, as in a session
-    never = tool.judge_pair("slowed", 2, before, after)
+    never = tool.judge_pair("slowed", 2, before, after, threshold=0.05)
     assert (never["gate"], never["attempts"]) == ("AMBIGUOUS", 1)  # no remeasure: no retry
 
 

@@ -243,3 +243,21 @@ def test_an_ungated_run_has_no_gate_section(tmp_path: Path) -> None:
     assert "Gate" not in render_summary(state)
     assert append_step_summary(state, {"GITHUB_STEP_SUMMARY": str(tmp_path / "s.md")}) is None
     assert not (tmp_path / "s.md").exists()
+
+
+def test_the_default_threshold_depends_on_the_timer_a_5_percent_device_regression_is_slow() -> None:
+    """Device events repeat within about +/-0.7% (H200 A/A pairs), so their default margin is 2% and a 4.8% slowdown
+    fails; a host clock keeps 5%, where the same change is not called SLOW. An explicit threshold applies to both."""
+    from pytest_dcuopt.gate import GateRule, judge_samples
+    from pytest_dcuopt.gate.rule import DEVICE_THRESHOLD, HOST_THRESHOLD, device_timed
+
+    before = [0.0870 + 0.0001 * (i % 7) for i in range(300)]
+    after = [t * 1.048 for t in before]
+    rule = GateRule(retries=0)
+    assert (DEVICE_THRESHOLD, HOST_THRESHOLD) == (0.02, 0.05)
+    assert judge_samples(before, after, rule, list, device=True).verdict == "SLOW"
+    assert judge_samples(before, after, rule, list, device=False).verdict != "SLOW"
+    assert judge_samples(before, after, GateRule(threshold=0.05, retries=0), list, device=True).verdict != "SLOW"
+    assert device_timed({"timer": "cuda events"}) and device_timed({"timer": "cuda events (sync hooks)"})
+    assert not device_timed({"timer": "host perf_counter_ns"})
+    assert rule.to_json()["threshold_device"] == 0.02 and rule.to_json()["threshold_host"] == 0.05

@@ -55,14 +55,14 @@ def median_check_fails(before_median: float, after_median: float) -> bool:
 
 
 def judge_pair(kind: str, index: int, before_ms: Sequence[float], after_ms: Sequence[float],
-               remeasure: Callable[[], Sequence[float]] | None = None, threshold: float = 0.05,
-               floor_us: float = 1.0, retries: int = 2) -> dict[str, Any]:
+               remeasure: Callable[[], Sequence[float]] | None = None, threshold: float | None = None,
+               floor_us: float = 1.0, retries: int = 2, device: bool = True) -> dict[str, Any]:
     """One comparison: the gate's verdict (re-measuring through `remeasure` while AMBIGUOUS; without it, no retry)
     and pytest-benchmark's, on the same samples."""
     from pytest_dcuopt.gate import GateRule, judge_samples
 
     rule = GateRule(threshold=threshold, floor_us=floor_us, retries=retries if remeasure is not None else 0)
-    verdict = judge_samples(before_ms, after_ms, rule, remeasure or (lambda: []))
+    verdict = judge_samples(before_ms, after_ms, rule, remeasure or (lambda: []), device=device)
     change = verdict.change
     return {"kind": kind, "index": index, "gate": verdict.verdict, "attempts": verdict.attempts,
             "change": None if change is None else round(change.rel, 5),
