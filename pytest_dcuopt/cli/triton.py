@@ -153,10 +153,10 @@ def run_capture(args: argparse.Namespace) -> int:
 def run_summarize(args: argparse.Namespace) -> int:
     try:
         found = summarize.summarize(args.sources)
+        write_json(args.json, found)
+        write_atomic(args.markdown, summarize.markdown(found))
     except FlowError as exc:
         return _fail("summarize", exc)
-    write_json(args.json, found)
-    write_atomic(args.markdown, summarize.markdown(found))
     for entry in found["kernels"]:
         best, tuned = entry.get("best"), entry.get("coordesc_best")
         head = (f"{len(entry['configs'])} configs, best {best['config']} at {best['ms']:.4f} ms" if best else
@@ -182,10 +182,10 @@ def run_collect(args: argparse.Namespace) -> int:
 def run_inspect(args: argparse.Namespace) -> int:
     try:
         found = hints.inspect_file(args.file)
+        write_json(args.json, found)
+        _print([*hints.describe(found), f"inspect: {args.json}"])
     except FlowError as exc:
         return _fail("inspect", exc)
-    write_json(args.json, found)
-    _print([*hints.describe(found), f"inspect: {args.json}"])
     return 0
 
 

@@ -56,7 +56,8 @@ class GateRule:
         return max(threshold, self.floor_us * 1e-3 / before_median_ms)
 
     def to_json(self) -> dict[str, Any]:
-        return {**asdict(self), "threshold_device": self.threshold_for(True), "threshold_host": self.threshold_for(False)}
+        return {**asdict(self), "threshold_device": self.threshold_for(True),
+                "threshold_host": self.threshold_for(False)}
 
 
 def decide(change: Change, rule: GateRule, device: bool = False) -> str:

@@ -23,6 +23,7 @@ RECORDS_NAME = "autotune.jsonl"
 # "I1201 05:51:52.018000 807 torch/_inductor/x.py:1147] [0/0] [__output_code] message" -> "message"
 _GLOG_PREFIX_RE = re.compile(r"^[IVWDEF]\d{4} [\d:.]+\s+\d+ \S+\] (?:\[[^\]]*\] )*")
 _BENCH_START_RE = re.compile(r"^Benchmark all input configs for (?P<kernel>\S+), get:$")
+# One benchmarked config of that table: "XBLOCK: 512, num_warps: 16, ...: 0.1716, nreg 30, nspill 0, #shared-mem 0"
 _TRIAL_RE = re.compile(r"^(?P<config>.*): (?P<ms>[0-9.]+|inf), nreg (?P<nreg>\d+), nspill (?P<nspill>\d+), "
                        r"#shared-mem (?P<shared>\S+)$")
 _BEST_RE = re.compile(r"^Best config for (?P<kernel>\S+): (?P<rest>.*)$")
