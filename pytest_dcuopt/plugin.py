@@ -48,6 +48,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
         guard = config.stash[INTERRUPT_KEY] = InterruptGuard()
         guard.install()
+        config.pluginmanager.register(guard, "dcuopt-interrupt-guard")  # hears a KeyboardInterrupt raised by code
     else:  # an xdist worker: its own torch work (the reference outputs) keeps to its share of the host's cores
         from .run.devices import cpu_share, limit_harness_threads, note_host_workers
 
@@ -179,7 +180,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> Generator[
     if workeroutput is not None:  # an xdist worker: hand records to the controller
         workeroutput[WORKER_OUTPUT_KEY] = dcuopt.export()
     elif dcuopt.records or dcuopt.collected_cases:
-        interrupted = guard.received if guard is not None else None
+        interrupted = guard.stopped_by if guard is not None else None
         try:
             dcuopt.finish(int(exitstatus), interrupted=interrupted)
         except DcuOptError as exc:  # what could be written is written; say what was not, and fail the run

@@ -16,6 +16,10 @@ import signal
 import sys
 import threading
 from types import FrameType
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pytest
 
 HANDLED = (signal.SIGTERM, signal.SIGINT)
 _DEFAULTS = (signal.SIG_DFL, signal.default_int_handler)
@@ -25,7 +29,19 @@ class InterruptGuard:
     def __init__(self) -> None:
         self.received: str | None = None  # the name of the first signal, e.g. "SIGTERM"
         self.finishing = False  # the session is ending: record the signal, do not interrupt the state write
+        self.raised: str | None = None  # a KeyboardInterrupt that no signal of ours raised stopped the run
         self._previous: dict[int, object] = {}
+
+    @property
+    def stopped_by(self) -> str | None:
+        """What stopped the run early (the signal's name, or "KeyboardInterrupt"); None when it ran to its end."""
+        return self.received or self.raised
+
+    def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
+        """pytest stopped on a KeyboardInterrupt raised by code (a ref.py's `raise KeyboardInterrupt`, or Ctrl-C
+        under someone else's SIGINT handler): the results are as partial as after a signal, so the state says so."""
+        if self.received is None and isinstance(excinfo.value, KeyboardInterrupt):
+            self.raised = type(excinfo.value).__name__
 
     def install(self) -> None:
         if threading.current_thread() is not threading.main_thread():

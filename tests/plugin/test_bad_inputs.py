@@ -45,6 +45,37 @@ EXPECTED = {
         r"branches/no_kernel holds no kernel file \(it holds README.md\).*add or rename its source",
     "bad_branches/ref.py::test_case_layout[two]":
         r"branch 'two' has 2 source files for the cpu toolchain \(branches/two/kernel.cc, branches/two/kernel.cpp\)",
+    "bad_dims_folder/ref.py::test_case_contract":
+        r"bad_dims_folder/dims.json is a folder, not a file. Every case needs its default dims",
+    "bad_dims_toolchain_undeclared/ref.py::test_case_contract":
+        r"dims.cpu.json sets \['M'\], which dims.json does not declare \(\['N'\]\).*only change the defaults",
+    "bad_dims_toolchain_not_json/ref.py::test_case_contract":
+        r"bad_dims_toolchain_not_json/dims.cpu.json is not valid JSON: .*Write an object such as",
+    "bad_ref_positional_only/ref.py::test_correctness_cpu[baseline]":
+        r"reference\(\*\*kwargs\) raised TypeError: .*positional-only arguments passed as keyword arguments.*"
+        r"It must accept the kernel's parameter names",
+    "bad_ref_raises/ref.py::test_correctness_cpu[baseline]":
+        r"bad_ref_raises/ref.py: reference\(\*\*kwargs\) raised ValueError: nope \(kwargs: \['N', 'x', 'y'\], "
+        r"dims \{'N': 64\}\)",
+    "bad_shapes_too_small/ref.py::test_correctness_cpu[baseline]":
+        r"reference\(\*\*kwargs\) raised RuntimeError: The size of tensor a \(90\) must match the size of tensor b "
+        r"\(100\).*dims \{'N': 100\}",
+    "bad_dim_ranges_huge/ref.py::test_correctness_cpu[baseline]":
+        r"N = 1000000000000000 does not fit `int N` \(int32: .*\).*Lower the dim \(dims.json, dim_ranges\)",
+    "bad_dim_ranges_huge/ref.py::test_correctness_cpu[wide]":
+        r"the buffers at dims \{'N': 1000000000000000\} need about .* GiB .*more than this machine's .* of memory; "
+        r"nothing was allocated.*upper bounds in `dim_ranges`",
+    "bad_branch_marks_unknown/ref.py::test_case_contract":
+        r"bad_branch_marks_unknown/ref.py: branch_marks names \['nope'\], which are not branches of this case "
+        r"\(branches: \['baseline'\]\)",
+    "bad_pytestmark_string/ref.py::test_case_contract":
+        r"bad_pytestmark_string/ref.py: pytestmark: 'isa' is not a pytest mark; write e.g. \[pytest.mark.isa",
+    "bad_kernel_files/ref.py::test_correctness_cpu[compile_error]":
+        r"compiling .*branches/compile_error/kernel.cpp failed \(exit 1\).\ncommand: .*kernel.cpp\n"
+        r".*error: expected primary-expression",
+    "bad_kernel_files/ref.py::test_case_layout[rust_only]":
+        r"bad_kernel_files: branch 'rust_only' has no source that a registered toolchain builds \(found kernel.rs;.*"
+        r"Rename the file to its toolchain's suffix",
 }
 
 
@@ -83,7 +114,8 @@ def test_every_bad_input_fails_its_own_test_with_the_fix_and_the_run_goes_on(pyt
     for test_id, message in EXPECTED.items():
         assert re.search(message, failure_text(result, test_id), re.S), (test_id, failure_text(result, test_id))
     passed = re.findall(r"(\d+) passed", output)
-    assert passed and int(passed[-1]) == 4  # signature_edge (2), bad_branches' baseline and latin1 (non-UTF-8)
+    # signature_edge (2), bad_branches' baseline and latin1 (non-UTF-8), bad_kernel_files' baseline
+    assert passed and int(passed[-1]) == 5
     state = state_of(pytester)
     assert set(state["cases"]) >= {c.name for c in BAD_CASES} | {"signature_edge"}
     dims_error = state["cases"]["bad_dims_not_json"]["toolchains"]["cpu"]["branches"]["baseline"]["error"]
@@ -92,7 +124,38 @@ def test_every_bad_input_fails_its_own_test_with_the_fix_and_the_run_goes_on(pyt
     assert "holds no kernel file" in branches["no_kernel"]["error"]["message"]
     assert "2 source files" in branches["two"]["error"]["message"]
     assert branches["latin1"]["correct"] is True
+    for case, message in [("bad_dims_folder", "is a folder, not a file"),
+                          ("bad_branch_marks_unknown", "branch_marks names"),
+                          ("bad_pytestmark_string", "is not a pytest mark")]:
+        record = state["cases"][case]["toolchains"]["cpu"]["branches"]["baseline"]
+        assert record["error"]["kind"] == "case error" and message in record["error"]["message"], (case, record)
+    built = state["cases"]["bad_kernel_files"]["toolchains"]["cpu"]["branches"]
+    assert built["baseline"]["correct"] is True and "failed (exit 1)" in built["compile_error"]["error"]["message"]
     assert (pytester.path / "run" / "summary.md").is_file()
+
+
+def test_a_keyboard_interrupt_raised_by_ref_py_stops_the_run_as_ctrl_c_and_state_json_is_written(
+        pytester: pytest.Pytester, shared_build_cache: Path) -> None:
+    """`raise KeyboardInterrupt` in ref.py is the user's own Ctrl-C: pytest stops (exit status 2, no plugin crash),
+    the case after it does not run, and the partial results still reach state.json and summary.md, marked
+    interrupted as after a SIGINT."""
+    case = pytester.path / "a_interrupting"
+    shutil.copytree(CASES / "bad_ref_raises", case)
+    (case / "ref.py").write_text("raise KeyboardInterrupt\n")
+    shutil.copytree(CASES / "signature_edge", pytester.path / "signature_edge")
+    result = run_in(pytester, shared_build_cache, "a_interrupting", "signature_edge",
+                    args=("-k", "correctness", "--dcuopt-examples=3"))
+    output = result.stdout.str() + result.stderr.str()
+    assert result.ret == pytest.ExitCode.INTERRUPTED, output
+    assert "INTERNALERROR" not in output and re.search(r"a_interrupting/ref.py:1: KeyboardInterrupt", output), output
+    assert not re.search(r"\d+ (passed|failed)", output), output
+    state = state_of(pytester)
+    assert state["exit_status"] == pytest.ExitCode.INTERRUPTED and state["interrupted"] == "KeyboardInterrupt"
+    assert set(state["cases"]) == {"a_interrupting", "signature_edge"}
+    assert state["cases"]["signature_edge"]["toolchains"]["cpu"]["branches"]["baseline"]["correct"] is None
+    assert "interrupted by KeyboardInterrupt: the results below are partial" in output
+    head = (pytester.path / "run" / "summary.md").read_text().splitlines()[:3]
+    assert any(line.startswith("> **Interrupted by KeyboardInterrupt**") for line in head), head
 
 
 def tree(root: Path) -> dict[str, tuple[int, int]]:

@@ -1,0 +1,7 @@
+"""Fixture (bad input, issue 11): dims.cpu.json sets M, which dims.json does not declare."""
+
+shapes = {"x": ("N",), "y": ("N",)}
+
+
+def reference(x, y, N):
+    y.copy_(2.0 * x)

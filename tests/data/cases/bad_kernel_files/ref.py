@@ -1,0 +1,7 @@
+"""Fixture (bad input, issue 11): a branch that does not compile, and one whose only source is Rust."""
+
+shapes = {"x": ("N",), "y": ("N",)}
+
+
+def reference(x, y, N):
+    y.copy_(2.0 * x)
