@@ -63,8 +63,9 @@ LEGEND = ("`median ms`, `IQR ms`, `rounds`: the branch's own timing run. `A/B ms
           "interleaved A/B rounds against the baseline; `speedup` and `beats noise` come from them when they ran "
           "(else from the two own-run medians), so `speedup` need not equal the ratio of the `median ms` column. "
           "`beats noise` is `-` when nothing was compared (the branch was never timed, or no baseline was). "
-          "`[sync]`: the solve synchronizes or allocates, so it was timed one call per sample from the profiler's "
-          "kernel records (docs/gpu-timing.md); `(too few clean samples)`: the median is not trustworthy.")
+          "`[sync]`: the solve synchronizes or allocates, so it was timed one call per sample (by its build's sync "
+          "hooks, else the profiler's kernel records; docs/gpu-timing.md); `(too few clean samples)`: the median is "
+          "not trustworthy.")
 
 
 def _median_cell(timing: Mapping[str, Any]) -> str:
