@@ -246,6 +246,8 @@ def test_the_device_loop_script_runs_the_same_loop_and_ablation_on_the_cpu(tmp_p
     first = checks["iteration1"]
     assert first["history"] == [[1, "improved", "b1"]]
     real, placebo = first["selected_methods"]  # proposed from the budget; the flags go to the first two
+    # The second close measured again; the placebo's bucket (noise) is reported, every other decision compared.
+    assert checks["second_close_not_compared"]["method"] == placebo
     assert first["effective_methods"][0] == real and placebo in first["effective_methods"] + first[
         "ineffective_methods"]
     for name in ("summary.md", "state.json", "iterv1/methods.json", "iterv1/attribution.json", "iterv2/budget.json"):

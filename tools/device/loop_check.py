@@ -92,6 +92,24 @@ def decisions(state: dict[str, Any]) -> dict[str, Any]:
                 "implementation_failed_methods")}}
 
 
+BUCKETS = ("effective_methods", "ineffective_methods", "inconclusive_methods", "implementation_failed_methods")
+
+
+def flagged_method(methods_file: Path, flag: str) -> str | None:
+    """The id of the method that carries `flag` as its ablation flag in an iteration's methods.json."""
+    document = json.loads(methods_file.read_text())
+    return next((m["id"] for m in document["methods"] if m.get("ablation_flag") == flag), None)
+
+
+def without(found: dict[str, Any], method: str | None) -> dict[str, Any]:
+    """`decisions` with one method left out of the outcome buckets."""
+    return {key: [m for m in value if m != method] if key in BUCKETS else value for key, value in found.items()}
+
+
+def bucket_of(found: dict[str, Any], method: str | None) -> str | None:
+    return next((key for key in BUCKETS if method in found.get(key, [])), None)
+
+
 def loop(args: argparse.Namespace) -> dict[str, Any]:
     work, out = Path(args.work), Path(args.out)
     case = work / "case"
@@ -126,7 +144,13 @@ def loop(args: argparse.Namespace) -> dict[str, Any]:
             if not args.skip_repeat:
                 step("close-iter", run_dir)
                 again = decisions(json.loads((run_dir / "state.json").read_text()))
-                report["checks"]["second_close_same_decisions"] = first == again
+                # A second close measures again: the placebo's bucket is decided by noise each time, so it is
+                # reported, not compared; everything else (history, champion, best file, the other buckets) must
+                # not change.
+                noisy = flagged_method(iteration / "methods.json", args.placebo_flag)
+                report["checks"]["second_close_same_decisions"] = without(first, noisy) == without(again, noisy)
+                report["checks"]["second_close_not_compared"] = {"method": noisy, "first": bucket_of(first, noisy),
+                                                                 "second": bucket_of(again, noisy)}
     if step("open-iter", run_dir):
         iteration = run_dir / "iterv2"
         write(iteration / "methods.json", methods_for(run_dir, 2, (), args.toolchain))
