@@ -18,24 +18,24 @@ from typing import Any
 
 from ..files import write_atomic
 from ..report.machine import now
-from ..tool import which
 from ..toolchains import make_toolchain, registered_names
-from ..toolchains.hip_tools import find_dccobjdump
+from ..toolchains.tools import TOOL_FINDERS
 
-# name -> (how to find it, what the loop loses without it)
-TOOLS: dict[str, tuple[Callable[[], str | None], str]] = {
-    "hipcc": (lambda: which("hipcc", "DCUOPT_HIPCC"), "no HIP builds (DCU/ROCm kernels)"),
-    "hipprof": (lambda: which("hipprof"), "no DCU profile: roofline budget and counters are degraded"),
-    "dccobjdump": (find_dccobjdump, "no DCU ISA dump: ISA checks fall back to llvm-objdump/-save-temps or are "
-                                    "inconclusive"),
-    "rocminfo": (lambda: which("rocminfo"), "no AMD/DCU device listing: arch comes from torch or --dcuopt-arch"),
-    "rocm-smi": (lambda: which("rocm-smi"), "no DCU clocks/temperature in the records"),
-    "nvcc": (lambda: which("nvcc", "DCUOPT_NVCC"), "no CUDA builds"),
-    "ncu": (lambda: which("ncu"), "no NVIDIA profile: roofline budget and counters are degraded"),
-    "cuobjdump": (lambda: which("cuobjdump"), "no SASS dump: NVIDIA ISA checks are inconclusive"),
-    "g++": (lambda: which(os.environ.get("CXX", "g++")), "no CPU builds"),
-    "perf": (lambda: which("perf"), "no CPU counters"),
+# name -> what the loop loses without it (how each is found: toolchains/tools.py)
+TOOL_LOSSES: dict[str, str] = {
+    "hipcc": "no HIP builds (DCU/ROCm kernels)",
+    "hipprof": "no DCU profile: roofline budget and counters are degraded",
+    "dccobjdump": "no DCU ISA dump: ISA checks fall back to llvm-objdump/-save-temps or are inconclusive",
+    "rocminfo": "no AMD/DCU device listing: arch comes from torch or --dcuopt-arch",
+    "rocm-smi": "no DCU clocks/temperature in the records",
+    "nvcc": "no CUDA builds",
+    "ncu": "no NVIDIA profile: roofline budget and counters are degraded",
+    "cuobjdump": "no SASS dump: NVIDIA ISA checks are inconclusive",
+    "g++": "no CPU builds",
+    "perf": "no CPU counters",
 }
+TOOLS: dict[str, tuple[Callable[[], str | None], str]] = {name: (TOOL_FINDERS[name], loss)
+                                                         for name, loss in TOOL_LOSSES.items()}
 CK_TILE_ENV = ("CK_TILE_PATH", "CK_TILE_INCLUDE_DIR", "CK_PATH", "COMPOSABLE_KERNEL_PATH")
 CK_TILE_GLOBS = ("/opt/dtk*/include", "/opt/dtk*/*/include", "/opt/rocm*/include", "/opt/rocm*/*/include",
                  "/usr/local/include", "/usr/include")

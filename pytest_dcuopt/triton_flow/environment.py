@@ -9,24 +9,16 @@ forcing it has broken LLVM lowering on some DCU stacks, so it is an experiment t
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from typing import Any
 
 from ..report.machine import now
-from ..tool import which
-from ..toolchains.hip_tools import find_dccobjdump
 from ..toolchains.probe import python_probe
-from .scan import cuobjdump
+from ..toolchains.tools import TOOL_FINDERS
 
 RECORDED_ENV = ("AMDGCN_USE_BUFFER_OPS", "TORCH_LOGS", "TORCHINDUCTOR_TRACE", "TORCHINDUCTOR_CACHE_DIR",
                 "TORCHINDUCTOR_BENCHMARK_KERNEL", "TORCHINDUCTOR_MAX_AUTOTUNE", "TRITON_CACHE_DIR",
                 "TRITON_HIP_CLANG_PATH", "ROCM_PATH", "DCUOPT_TRITON_CAPTURE")
-TOOLS: dict[str, Callable[[], str | None]] = {
-    "hipcc": lambda: which("hipcc", "DCUOPT_HIPCC"), "hipprof": lambda: which("hipprof"),
-    "dccobjdump": find_dccobjdump, "rocminfo": lambda: which("rocminfo"), "rocm-smi": lambda: which("rocm-smi"),
-    "nvcc": lambda: which("nvcc", "DCUOPT_NVCC"), "ncu": lambda: which("ncu"),
-    "cuobjdump": cuobjdump,  # Triton's bundled one first, as scan uses
-}
+TOOLS = ("hipcc", "hipprof", "dccobjdump", "rocminfo", "rocm-smi", "nvcc", "ncu", "cuobjdump")
 PROBE = r"""
 import json
 found = {}
@@ -57,7 +49,7 @@ print(json.dumps(found))
 
 def probe(timeout: float = 180) -> dict[str, Any]:
     python = python_probe(PROBE, timeout=timeout)
-    tools = {name: find() for name, find in TOOLS.items()}
+    tools = {name: TOOL_FINDERS[name]() for name in TOOLS}
     gaps = [f"{key}: {python[key]}" for key in ("torch_error", "triton_error", "reason") if python.get(key)]
     if not python.get("devices"):
         gaps.append("no GPU visible to torch: capture, run and the fallback timing need one")

@@ -16,7 +16,6 @@ access seen. PTX is virtual ISA: it is not scanned (the SASS built from it is).
 from __future__ import annotations
 
 import fnmatch
-import importlib.util
 import re
 from collections import Counter
 from collections.abc import Iterable
@@ -31,7 +30,8 @@ from ..isa.model import Instruction, IsaDump
 from ..isa.sass import split_sass
 from ..isa.signatures import Registry, SignatureFileError, load
 from ..isa.spec import IsaSpec
-from ..tool import run_tool, which
+from ..tool import run_tool
+from ..toolchains.cuda import beside_on_path, cuobjdump_missing, find_cuobjdump
 from .records import FlowError
 
 AMD_SUFFIXES = (".amdgcn", ".s", ".isa")
@@ -203,11 +203,10 @@ def read_listing(path: Path) -> FileScan:
     """The per-function text of one file (cubins are dumped first)."""
     suffix = path.suffix.lower()
     if suffix in CUBIN_SUFFIXES:
-        tool = cuobjdump()
+        tool = find_cuobjdump()
         if tool is None:
-            return FileScan(path, "sass", None, {}, error="no cuobjdump: install triton (it ships one) or the "
-                                                           "CUDA toolkit, or scan the .sass listing instead")
-        result = run_tool([tool, "--dump-sass", str(path)], timeout=120)
+            return FileScan(path, "sass", None, {}, error=f"{cuobjdump_missing()}; or scan the .sass listing instead")
+        result = run_tool([tool, "--dump-sass", str(path)], timeout=120, env=beside_on_path(tool))
         if not result.ok:
             return FileScan(path, "sass", None, {}, result.command_line,
                             f"cuobjdump failed (exit {result.returncode}): {result.stderr.strip()[-300:]}")
@@ -222,16 +221,6 @@ def read_listing(path: Path) -> FileScan:
 def sass_arch(text: str) -> str | None:
     found = _SASS_ARCH_RE.search(text)
     return found.group("arch") if found else None
-
-
-def cuobjdump() -> str | None:
-    """Triton's bundled cuobjdump (found without importing triton), else one on PATH."""
-    spec = importlib.util.find_spec("triton")
-    if spec is not None and spec.submodule_search_locations:
-        bundled = Path(next(iter(spec.submodule_search_locations))) / "backends" / "nvidia" / "bin" / "cuobjdump"
-        if bundled.is_file():
-            return str(bundled)
-    return which("cuobjdump")
 
 
 def scan_files(paths: Iterable[Path]) -> list[Path]:

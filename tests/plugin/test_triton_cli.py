@@ -50,9 +50,9 @@ def test_summarize_collect_scan_inspect_report_on_the_h200_recording(tmp_path: P
     assert collected.returncode == 0, collected.stderr
     assert "2 compiled variant(s) (1 matching the winner)" in collected.stdout
     printed = run_printed(tmp_path, collected.stdout)  # the scan it proposes
-    from pytest_dcuopt.triton_flow.scan import cuobjdump
+    from pytest_dcuopt.toolchains.cuda import find_cuobjdump
 
-    if cuobjdump() is not None:
+    if find_cuobjdump() is not None:
         assert printed.returncode == 0, printed.stderr
         assert "global_load/16b x1, global_store/16b x1" in printed.stdout
     inspected = dcuopt(tmp_path, "inspect", next((tmp_path / "art" / "generated").glob("coyl*.py")), "--json",

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_dcuopt.triton_flow.scan import amd_width, cuobjdump, describe, sass_width, scan
+from pytest_dcuopt.toolchains.cuda import find_cuobjdump
+from pytest_dcuopt.triton_flow.scan import amd_width, describe, sass_width, scan
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 AOT = DATA / "triton_aot"
@@ -73,7 +74,7 @@ def test_sm90_sass_shows_hgmma_and_global_atomics() -> None:
     assert hist["atomics"] == {"ATOMG.E.ADD.F32.FTZ.RN.STRONG.GPU": 2}
 
 
-@pytest.mark.skipif(cuobjdump() is None, reason="no cuobjdump (Triton's bundled one or the CUDA toolkit's)")
+@pytest.mark.skipif(find_cuobjdump() is None, reason="no cuobjdump (Triton's bundled one or the CUDA toolkit's)")
 def test_an_inductor_cubin_recorded_on_the_h200() -> None:
     """The autotuned GELU kernel (XBLOCK 512 over 16 warps: one fp16 per thread) moves 16 bits per access."""
     result = scan([H200 / "cache" / "triton"], kernel="triton_poi_fused_gelu_2")
