@@ -371,57 +371,76 @@ def sample_marked(launch: Callable[[], Any], marks: SyncMarks, backend: DeviceBa
                   hiding: Hiding, clock: Callable[[], float], flush: bool,
                   bracket_s: Callable[[list[float]], float]) -> SyncSampled | str:
     """One call per sample behind a delay kernel, timed by the library's sync hooks (see the module docstring);
-    `bracket_s(raw first segments)` gives the event bracket's cost to subtract. A string says why it cannot be
-    used (the hooks saw no wait: a call that waits through a path they do not cover)."""
+    `bracket_s(raw first segments)` gives the event bracket's cost to subtract (asked once, from the first kept
+    samples). A string says why the hooks cannot be used (they saw no wait: a call that waits through a path they do
+    not cover)."""
     lead = MARK_LEAD_MIN_S
-    raw: list[MarkedCall] = []
+    kept: list[MarkedCall] = []
     figures: dict[str, list[float]] = {"kernels_marked": [], "host_call": [], "host_wall": []}
+    bracket: float | None = None
     late = 0
     sampled_s = 0.0
     start = clock()
     while True:
-        queued = clock()
-        if flush:
-            backend.flush()
-        backend.sleep(hiding.cycles(lead))
-        if not marks.begin(hiding.cycles(lead)):
-            return "the library's sync hooks could not create their events"
-        begin = clock()
-        launch()
-        returned = clock()
-        marks.end()
-        call = marks.read()
-        backend.synchronize()
-        done = clock()
-        sampled_s += done - queued
-        if call is None or not call.segments_s:
-            return "the library's sync hooks recorded no events for the call"
-        if call.waits == 0:
-            return ("the call waited for the device, but not through a call the sync hooks cover "
-                    "(cudaDeviceSynchronize, cudaStreamSynchronize, cudaEventSynchronize, cudaMemcpy, cudaFree)")
+        taken = _marked_sample(launch, marks, backend, hiding, clock, flush, lead)
+        if isinstance(taken, str):
+            return taken
+        call, host_call, host_wall, sample_s = taken
+        sampled_s += sample_s
         if call.first_wait_host_s > lead:  # its launches may have come after the delay ended
             late += 1
             lead = min(MARK_LEAD_MAX_S, 2 * lead)
         else:
-            raw.append(call)
-            figures["host_call"].append(returned - begin)
-            figures["host_wall"].append(done - begin)
-        if len(raw) >= 3 or (raw and sampled_s >= policy.max_time_s):
-            bracket = bracket_s([c.segments_s[0] for c in raw])
-            figures["kernels_marked"] = [marked_seconds(c.segments_s, bracket) for c in raw]
-            reason = should_stop(figures["kernels_marked"], sampled_s, policy)
-            if reason is None and clock() - start >= 2 * policy.max_time_s + 1.0:
-                reason = f"time cap ({policy.max_time_s:g} s of sampling)"
-            if reason:
-                if late:
-                    reason += f"; {late} late samples discarded (delay raised to {lead * 1e6:.0f} us)"
-                waits = sorted({c.waits for c in raw})
-                return SyncSampled(figures, "kernels_marked", reason, activity_names=[
-                    f"{len(raw[0].segments_s)} event segments per call, {waits} hooked waits; bracket cost "
-                    f"{bracket * 1e6:.2f} us subtracted per segment"])
-        elif not raw and late >= 8:
-            return (f"every sample was late: the call reached its first wait more than {lead * 1e6:.0f} us after "
-                    "it started (host work before the kernels), so its launches could not be hidden")
+            kept.append(call)
+            figures["host_call"].append(host_call)
+            figures["host_wall"].append(host_wall)
+        if not kept:
+            if late >= 8:
+                return (f"every sample was late: the call reached its first wait more than {lead * 1e6:.0f} us "
+                        "after it started (host work before the kernels), so its launches could not be hidden")
+            continue
+        if bracket is None:
+            if len(kept) < 3 and sampled_s < policy.max_time_s:
+                continue
+            bracket = bracket_s([c.segments_s[0] for c in kept])
+            figures["kernels_marked"] = [marked_seconds(c.segments_s, bracket) for c in kept]
+        elif kept[-1] is call:
+            figures["kernels_marked"].append(marked_seconds(call.segments_s, bracket))
+        reason = should_stop(figures["kernels_marked"], sampled_s, policy)
+        if reason is None and clock() - start >= 2 * policy.max_time_s + 1.0:
+            reason = f"time cap ({policy.max_time_s:g} s of sampling)"
+        if reason:
+            if late:
+                reason += f"; {late} late samples discarded (delay raised to {lead * 1e6:.0f} us)"
+            return SyncSampled(figures, "kernels_marked", reason, activity_names=[
+                f"{len(kept[0].segments_s)} event segments per call, {sorted({c.waits for c in kept})} hooked "
+                f"waits; bracket cost {bracket * 1e6:.2f} us subtracted per segment"])
+
+
+def _marked_sample(launch: Callable[[], Any], marks: SyncMarks, backend: DeviceBackend, hiding: Hiding,
+                   clock: Callable[[], float], flush: bool,
+                   lead: float) -> tuple[MarkedCall, float, float, float] | str:
+    """One call armed by the hooks: (what they recorded, host call time, host wall time, the sample's host time),
+    or why the hooks cannot time it."""
+    queued = clock()
+    if flush:
+        backend.flush()
+    backend.sleep(hiding.cycles(lead))
+    if not marks.begin(hiding.cycles(lead)):
+        return "the library's sync hooks could not create their events"
+    begin = clock()
+    launch()
+    returned = clock()
+    marks.end()
+    call = marks.read()
+    backend.synchronize()
+    done = clock()
+    if call is None or not call.segments_s:
+        return "the library's sync hooks recorded no events for the call"
+    if call.waits == 0:
+        return ("the call waited for the device, but not through a call the sync hooks cover "
+                "(cudaDeviceSynchronize, cudaStreamSynchronize, cudaEventSynchronize, cudaMemcpy, cudaFree)")
+    return call, returned - begin, done - begin, done - queued
 
 
 def marked_seconds(segments_s: Sequence[float], bracket_s: float) -> float:
