@@ -11,7 +11,9 @@ the host for CPU kernels unless --dcuopt-no-host-lock), shared by xdist workers 
 host; the record's `device_lock` says which lock, how long it waited and held it, and when. The interleaved A/B
 holds the lock once around all its rounds: a second flock by the same process would wait on itself for ever.
 
-The A/B is a light operation: its rounds take the primary samples only, never the side figures (hot,
+The A/B is a light operation: only its last round makes the checked calls (the branch's own timing run has
+made them already; each moves every buffer through the worker's pipe and is compared on the host, seconds per
+round at 32M elements), and its rounds take the primary samples only, never the side figures (hot,
 hot-rotated, the original method, the launch overhead; `timing.side`). Under pytest-benchmark's
 --benchmark-disable nothing is timed: the benchmark test makes one checked call (`run_disabled`).
 
@@ -85,23 +87,25 @@ def timing_at(variant: Variant, point: BenchPoint) -> dict[str, Any] | None:
 
 
 def measure(variant: Variant, policy: TimingPolicy, timeout_s: float, spec: BindSpec | None = None, *,
-            lock: bool = True) -> dict[str, Any]:
+            lock: bool = True, check: bool = True) -> dict[str, Any]:
     """The public timing API: time a resolved branch in its worker under `policy`.
 
     Returns the worker's reply: `samples` (timing.policy.Samples), `device`, `measure_wall_s` and, with `lock`,
     `device_lock` (the worker's device lock, held around the request). `lock=False` is for a caller that holds
     that lock already (`held_locks`) and records it itself. Raises TimedCallsWrong (and marks the branch
-    incorrect) when the checked calls among the timed ones are wrong.
+    incorrect) when the checked calls among the timed ones are wrong; `check=False` makes no checked calls (an A/B
+    round between checked ones: each moves every buffer through the worker's pipe and is compared on the host).
     """
     assert variant.worker is not None
     spec = spec or bind_spec(variant)
     budget = timeout_s + policy.max_time_s + 10 * policy.warmup_s
     if lock:
         with held_locks(variant) as hold:
-            reply: dict[str, Any] = variant.worker.request("time", timeout_s=budget, spec=spec, policy=policy)
+            reply: dict[str, Any] = variant.worker.request("time", timeout_s=budget, spec=spec, policy=policy,
+                                                           check_calls=check)
         reply["device_lock"] = hold.to_json()  # after the release: with how long it was held
     else:
-        reply = variant.worker.request("time", timeout_s=budget, spec=spec, policy=policy)
+        reply = variant.worker.request("time", timeout_s=budget, spec=spec, policy=policy, check_calls=check)
     reply["timed_calls_checked"] = check_timed_calls(variant, spec, reply)
     reject_work_left_running(variant, reply["samples"].extra)  # device timing: work left on another stream
     return reply
@@ -215,10 +219,10 @@ def run_benchmark(variant: Variant, benchmark: Any, clock: SampleClock, policy: 
 
 
 def _measure_or_fail(variant: Variant, policy: TimingPolicy, timeout_s: float,
-                     spec: BindSpec | None = None, *, lock: bool = True) -> dict[str, Any]:
+                     spec: BindSpec | None = None, *, lock: bool = True, check: bool = True) -> dict[str, Any]:
     """`measure`, failing the running test with the reason (no traceback) when the timed calls were wrong."""
     try:
-        return measure(variant, policy, timeout_s, spec, lock=lock)
+        return measure(variant, policy, timeout_s, spec, lock=lock, check=check)
     except TimedCallsWrong as exc:
         reason = str(exc)
     pytest.fail(reason, pytrace=False)
@@ -240,13 +244,14 @@ def interleave_with_baseline(variant: Variant, baseline: Variant | None, rounds:
     # One hold for every round: the pair is timed back to back with no other measurement in between, and
     # `measure` inside must not take the lock again (lock=False).
     with held_locks(variant, baseline) as hold:
-        for _ in range(rounds):
+        for index in range(rounds):
+            last = index == rounds - 1  # the rounds in between only time: their calls are checked at the end
             try:
-                theirs += measure(baseline, short, timeout_s, base_spec, lock=False)["samples"].seconds
+                theirs += measure(baseline, short, timeout_s, base_spec, lock=False, check=last)["samples"].seconds
             except TimedCallsWrong:  # recorded on the baseline: no A/B against a wrong baseline
                 return None
             # A wrong branch gets correct=False in its record: never ranked, whatever it measured before.
-            mine += _measure_or_fail(variant, short, timeout_s, my_spec, lock=False)["samples"].seconds
+            mine += _measure_or_fail(variant, short, timeout_s, my_spec, lock=False, check=last)["samples"].seconds
     a, b = summarize(theirs), summarize(mine)
     interleaved = {"rounds": rounds, "baseline_median_ms": a.median_ms, "baseline_ci95_ms": list(a.ci95_ms),
                    "median_ms": b.median_ms, "ci95_ms": list(b.ci95_ms), "speedup": a.median_ms / b.median_ms,

@@ -36,6 +36,7 @@ class TimeRequest(TypedDict):
     spec: BindSpec
     policy: TimingPolicy
     calibration: NotRequired[dict[str, Any] | None]  # the device's calibration measured by an earlier worker
+    check_calls: NotRequired[bool]  # make the checked calls around the timed ones (default True)
 
 
 class LoadResult(TypedDict):
