@@ -21,18 +21,9 @@ source tools/device/device_env.sh
 PY=python3
 START=$SECONDS
 
-left() { echo $((BUDGET_S - (SECONDS - START))); }
 pack() { tar -C "$W" -czf "$OUT/bench_sizes_check.tgz" --exclude=./cache --exclude='./*/logs' . 2>/dev/null; }
-step() {  # step NAME MAX_SECONDS command...: runs when time is left, logs to $W/NAME.log, packs afterwards
-  local name=$1 max=$2; shift 2
-  local budget; budget=$(left)
-  [ "$budget" -gt "$max" ] && budget=$max
-  if [ "$budget" -lt 15 ]; then echo "=== $name: SKIPPED, $(left) s left" | tee -a "$W/steps.txt"; return; fi
-  echo "=== $name (limit ${budget} s, at $((SECONDS - START)) s)"
-  timeout "$budget" "$@" > "$W/$name.log" 2>&1
-  echo "$name: exit $? after $((SECONDS - START)) s" | tee -a "$W/steps.txt"; tail -n 25 "$W/$name.log"
-  pack
-}
+STEP_TAIL=25
+source tools/device/steps.sh  # left, step
 suite() {  # suite RUN_DIR extra pytest arguments...
   local run=$1; shift
   $PY -m pytest kernels/vector_add --dcuopt-toolchain=cuda -p no:randomly -p no:cacheprovider -q -rs \

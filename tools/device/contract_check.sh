@@ -23,18 +23,8 @@ PY=python3
 DRV="$PY tools/device/contract_check.py"
 START=$SECONDS
 
-left() { echo $((BUDGET_S - (SECONDS - START))); }
 pack() { tar -C "$W" -czf "$OUT/contract_check.tgz" --exclude=./cache --exclude=./cases . 2>/dev/null; }
-step() {  # step NAME MAX_SECONDS command...: runs when time is left, logs to $W/NAME.log, packs afterwards
-  local name=$1 max=$2; shift 2
-  local budget; budget=$(left)
-  [ "$budget" -gt "$max" ] && budget=$max
-  if [ "$budget" -lt 15 ]; then echo "=== $name: SKIPPED, $(left) s left"; return; fi
-  echo "=== $name (limit ${budget} s, at $((SECONDS - START)) s)"
-  timeout "$budget" "$@" > "$W/$name.log" 2>&1
-  echo "--- $name: exit $? after $((SECONDS - START)) s"; tail -n 20 "$W/$name.log"
-  pack
-}
+source tools/device/steps.sh  # left, step
 
 step env 20 bash -c "nvidia-smi --query-gpu=name,driver_version --format=csv; nvcc --version | tail -n 2; \
   $PY -c 'import torch; print(\"torch\", torch.__version__, torch.cuda.is_available())'"

@@ -38,18 +38,9 @@ CASE=gate_injected
 START=$SECONDS
 export DCUOPT_LOCK_DIR="$W/locks"  # this script's sessions share one lock directory, and no one else's
 
-left() { echo $((BUDGET_S - (SECONDS - START))); }
 pack() { tar -C "$W" -czf "$OUT/gate_check.tgz" --exclude=./cache --exclude=./cases --exclude='*.so' . 2>/dev/null; }
-step() {  # step NAME MAX_SECONDS command...: runs when time is left, logs to $W/NAME.log, packs afterwards
-  local name=$1 max=$2; shift 2
-  local budget; budget=$(left)
-  [ "$budget" -gt "$max" ] && budget=$max
-  if [ "$budget" -lt 15 ]; then echo "=== $name: SKIPPED, $(left) s left"; return; fi
-  echo "=== $name (limit ${budget} s, at $((SECONDS - START)) s)"
-  timeout "$budget" "$@" > "$W/$name.log" 2>&1
-  echo "--- $name: exit $? after $((SECONDS - START)) s"; tail -n 12 "$W/$name.log"
-  pack
-}
+STEP_TAIL=12
+source tools/device/steps.sh  # left, step
 session() {  # session NAME PERCENT [BASELINE_NAME]: one fresh pytest process, benchmarks only, into $W/sessions/NAME
   local name=$1 percent=$2 against=${3:-}
   echo "mkdir -p '$W/sessions/$name' && cd '$W/cases' && DCUOPT_GATE_SLOW_PERCENT=$percent $PY -m pytest $CASE --dcuopt-toolchain=$TOOLCHAIN -k benchmark \

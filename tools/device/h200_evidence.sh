@@ -29,18 +29,9 @@ SUITE=(kernels --dcuopt-toolchain=cuda -p no:randomly -p no:cacheprovider -q -rs
        --dcuopt-max-time=1.0 --dcuopt-examples=15 --dcuopt-interleave=0 "--benchmark-storage=file://$W/bench")
 START=$SECONDS
 
-left() { echo $((BUDGET_S - (SECONDS - START))); }
 pack() { tar -C "$W" -czf "$OUT/evidence_$PHASE.tgz" --exclude=./cache . 2>/dev/null; }
-step() {  # step NAME MAX_SECONDS command...: runs when time is left, logs to $W/NAME.log, packs afterwards
-  local name=$1 max=$2; shift 2
-  local budget; budget=$(left)
-  [ "$budget" -gt "$max" ] && budget=$max
-  if [ "$budget" -lt 20 ]; then echo "=== $name: SKIPPED, $(left) s left"; return; fi
-  echo "=== $name (limit ${budget} s, at $((SECONDS - START)) s)"
-  timeout "$budget" "$@" > "$W/$name.log" 2>&1
-  echo "--- $name: exit $? after $((SECONDS - START)) s"; tail -n 25 "$W/$name.log"
-  pack
-}
+STEP_MIN_S=20 STEP_TAIL=25
+source tools/device/steps.sh  # left, step
 
 run_suite() {  # run_suite N [-k EXPR]: one suite run into $W/runN, saved in pytest-benchmark's storage as runN
   local n=$1; shift

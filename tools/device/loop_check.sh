@@ -27,18 +27,8 @@ CASE=tests/data/cases/ablation_rowsum_cuda
 HARNESS="--dcuopt-max-time=0.3 --dcuopt-min-samples=3 --dcuopt-warmup=0.02 --dcuopt-examples=5 --dcuopt-cache-dir=$W/cache"
 START=$SECONDS
 
-left() { echo $((BUDGET_S - (SECONDS - START))); }
 pack() { tar -C "$W" -czf "$OUT/loop_check.tgz" --exclude=./cache --exclude='*.so' --exclude='*.o' --exclude='*.ncu-rep' . 2>/dev/null; }
-step() {  # step NAME MAX_SECONDS command...: runs when time is left, logs to $W/NAME.log, packs afterwards
-  local name=$1 max=$2; shift 2
-  local budget; budget=$(left)
-  [ "$budget" -gt "$max" ] && budget=$max
-  if [ "$budget" -lt 15 ]; then echo "=== $name: SKIPPED, $(left) s left"; return; fi
-  echo "=== $name (limit ${budget} s, at $((SECONDS - START)) s)"
-  timeout "$budget" "$@" > "$W/$name.log" 2>&1
-  echo "--- $name: exit $? after $((SECONDS - START)) s"; tail -n 20 "$W/$name.log"
-  pack
-}
+source tools/device/steps.sh  # left, step
 
 # REPEAT_CLOSE=1 closes iteration 1 twice (the idempotency check, ~40 s more; the CPU test always does it).
 REPEAT=--skip-repeat; [ "${REPEAT_CLOSE:-0}" = 1 ] && REPEAT=

@@ -23,18 +23,9 @@ source tools/device/device_env.sh
 PY=python3
 START=$SECONDS
 
-left() { echo $((BUDGET_S - (SECONDS - START))); }
 pack() { tar -C "$W" -czf "$OUT/reliability_check.tgz" --exclude=./cache --exclude=./cases . 2>/dev/null; }
-step() {  # step NAME MAX_SECONDS command...: runs when time is left, logs to $W/NAME.log, packs afterwards
-  local name=$1 max=$2; shift 2
-  local budget; budget=$(left)
-  [ "$budget" -gt "$max" ] && budget=$max
-  if [ "$budget" -lt 10 ]; then echo "=== $name: SKIPPED, $(left) s left"; return; fi
-  echo "=== $name (limit ${budget} s, at $((SECONDS - START)) s)"
-  timeout "$budget" "$@" > "$W/$name.log" 2>&1
-  echo "--- $name: exit $? after $((SECONDS - START)) s"; tail -n 25 "$W/$name.log"
-  pack
-}
+STEP_MIN_S=10 STEP_TAIL=25
+source tools/device/steps.sh  # left, step
 run_case() {  # run_case CASE EXTRA...: one pytest process on a copied case, into $W/<case>-run
   local case=$1; shift
   echo "cd '$W/cases' && $PY -m pytest $case --dcuopt-toolchain=cuda -p no:randomly -p no:cacheprovider -q -rs \

@@ -28,18 +28,8 @@ DRV="$PY $REPO/tools/device/sync_check.py"
 CASE=sync_solve
 START=$SECONDS
 
-left() { echo $((BUDGET_S - (SECONDS - START))); }
 pack() { tar -C "$W" -czf "$OUT/sync_check.tgz" --exclude=./cache --exclude=./cases . 2>/dev/null; }
-step() {  # step NAME MAX_SECONDS command...: runs when time is left, logs to $W/NAME.log, packs afterwards
-  local name=$1 max=$2; shift 2
-  local budget; budget=$(left)
-  [ "$budget" -gt "$max" ] && budget=$max
-  if [ "$budget" -lt 15 ]; then echo "=== $name: SKIPPED, $(left) s left"; return; fi
-  echo "=== $name (limit ${budget} s, at $((SECONDS - START)) s)"
-  timeout "$budget" "$@" > "$W/$name.log" 2>&1
-  echo "--- $name: exit $? after $((SECONDS - START)) s"; tail -n 20 "$W/$name.log"
-  pack
-}
+source tools/device/steps.sh  # left, step
 run_case() {  # run_case N: the command of one fresh pytest process, benchmarks only, into $W/runN
   local n=$1
   echo "cd '$W/cases' && $PY -m pytest $CASE --dcuopt-toolchain=cuda -k '$SELECT' -p no:randomly -p no:cacheprovider \

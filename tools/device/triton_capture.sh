@@ -23,22 +23,13 @@ HELP="$PY $REPO/tools/device/triton_capture.py"
 export TORCHINDUCTOR_CACHE_DIR="$W/cap/inductor-cache"
 START=$SECONDS
 
-left() { echo $((BUDGET_S - (SECONDS - START))); }
 pack() {
   tar -C "$W" -czf "$OUT/triton_capture.tgz" --exclude=./cap/inductor-cache --exclude=./cap/debug --exclude='*.pt' \
     --exclude='*.llir' . 2>/dev/null
   $HELP shrink "$W" "$OUT" > /dev/null 2>&1
 }
-step() {  # step NAME MAX_SECONDS command...: runs when time is left, logs to $W/NAME.log, packs afterwards
-  local name=$1 max=$2; shift 2
-  local budget; budget=$(left)
-  [ "$budget" -gt "$max" ] && budget=$max
-  if [ "$budget" -lt 10 ]; then echo "=== $name: SKIPPED, $(left) s left"; return; fi
-  echo "=== $name (limit ${budget} s, at $((SECONDS - START)) s)"
-  timeout "$budget" "$@" > "$W/$name.log" 2>&1
-  echo "--- $name: exit $? after $((SECONDS - START)) s"; tail -n 12 "$W/$name.log"
-  pack
-}
+STEP_MIN_S=10 STEP_TAIL=12
+source tools/device/steps.sh  # left, step
 
 step capture 80 $DCUOPT capture --out "$W/cap" --timeout 75 -- $PY "$REPO/tools/device/triton_capture.py"
 step summarize 10 $DCUOPT summarize "$W/cap" "$W/cap/inductor.log" --json "$W/autotune_summary.json" \

@@ -20,18 +20,9 @@ mkdir -p "$OUT"; rm -rf "$W"; mkdir -p "$W"
 source tools/device/device_env.sh
 START=$SECONDS
 
-left() { echo $((BUDGET_S - (SECONDS - START))); }
 pack() { tar -C "$W" -czf "$OUT/triton_examples.tgz" --exclude=./cache --exclude=./suite/logs . 2>/dev/null; }
-step() {  # step NAME MAX_SECONDS command...: runs when time is left, logs to $W/NAME.log, packs afterwards
-  local name=$1 max=$2; shift 2
-  local budget; budget=$(left)
-  [ "$budget" -gt "$max" ] && budget=$max
-  if [ "$budget" -lt 10 ]; then echo "=== $name: SKIPPED, $(left) s left" | tee -a "$W/steps.txt"; return; fi
-  timeout "$budget" "$@" > "$W/$name.log" 2>&1
-  echo "$name: exit $?, at $((SECONDS - START)) s (limit ${budget} s)" | tee -a "$W/steps.txt"
-  tail -n 12 "$W/$name.log"
-  pack
-}
+STEP_MIN_S=10 STEP_TAIL=12
+source tools/device/steps.sh  # left, step
 
 step env 15 bash -c "nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv; \
   python3 -c 'import torch, triton; print(\"torch\", torch.__version__, \"triton\", triton.__version__)'"
