@@ -33,21 +33,7 @@ step ncu-none 90 ncu --clock-control none --cache-control none --metrics gpu__ti
 cp $W/ncu-none.log $OUT/ncu_cache_none.csv
 # --- raw TorchInductor output
 I=$W/inductor; mkdir -p $I
-cat > $I/model.py <<'PY'
-import torch, torch.nn as nn
-class Block(nn.Module):
-    def __init__(self, d=1024):
-        super().__init__(); self.fc1 = nn.Linear(d, 4*d); self.fc2 = nn.Linear(4*d, d); self.norm = nn.LayerNorm(d)
-    def forward(self, x):
-        h = torch.nn.functional.gelu(self.fc1(self.norm(x)))
-        return torch.softmax(self.fc2(h) + x, dim=-1)
-torch.manual_seed(0)
-m = Block().cuda().half(); x = torch.randn(2048, 1024, device='cuda', dtype=torch.half)
-cm = torch.compile(m, mode='max-autotune-no-cudagraphs')
-with torch.no_grad():
-    y = cm(x); torch.cuda.synchronize()
-    ref = m(x); print('max abs diff', (y - ref).abs().max().item())
-PY
+cp tests/data/triton_inductor_h200/model.py $I/model.py  # the model the recording ran
 ( cd $I && step inductor 200 env TORCHINDUCTOR_CACHE_DIR=$I/cache TORCH_LOGS=+inductor,output_code TORCHINDUCTOR_TRACE=1 \
    TORCH_COMPILE_DEBUG_DIR=$I/debug TORCHINDUCTOR_BENCHMARK_KERNEL=1 TORCHINDUCTOR_UNIQUE_KERNEL_NAMES=1 python3 model.py )
 cp $W/inductor.log $I/stderr.log
