@@ -85,7 +85,7 @@ class Recorder:
         best = min(configs, key=lambda c: c["ms"]) if configs else None
         mutated = list(getattr(autotuner, "mutated_arg_names", []) or [])
         footprint = sum(a.get("bytes", 0) * (2 if a["name"] in mutated else 1) for a in snapshot["args"])
-        source = Path(autotuner.fn.fn.__code__.co_filename)
+        source = kernel_source_file(autotuner)
         shutil.copy2(source, folder / "kernel.py")
         torch.save(snapshot["inputs"], folder / "inputs.pt")
         record = {"kernel": kernel, "folder": folder.name, "source": str(source), "arg_names": snapshot["names"],
@@ -115,6 +115,25 @@ class Recorder:
     def failed(self, where: str) -> None:
         with (self.root / ERRORS).open("a") as handle:
             handle.write(f"{time.strftime('%Y-%m-%d %H:%M:%S')} {where}\n{traceback.format_exc()}\n")
+
+
+def kernel_source_file(autotuner: Any) -> Path:
+    """The generated module that defines the autotuner's kernel.
+
+    Inductor passes the module's path to the autotuner (`filename`); its JIT function's own `fn` is dropped
+    (None) when the kernel was compiled in Inductor's subprocess pool and sent back pickled, which is the usual
+    case with torch >= 2.6, so the code object is only the fallback.
+    """
+    candidates = [getattr(autotuner, "filename", None)]
+    function = getattr(getattr(autotuner, "fn", None), "fn", None)
+    candidates.append(getattr(getattr(function, "__code__", None), "co_filename", None))
+    for candidate in candidates:
+        if candidate and Path(candidate).is_file():
+            return Path(candidate)
+    name = getattr(getattr(autotuner, "fn", None), "__name__", "?")
+    raise FileNotFoundError(f"the module of kernel {name} was not found (autotuner filename {candidates[0]!r}, "
+                            f"code object {candidates[1]!r}); this torch version keeps it elsewhere: report the "
+                            "torch version with capture-errors.log")
 
 
 def readable(record: dict[str, Any]) -> str:

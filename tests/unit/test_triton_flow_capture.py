@@ -96,6 +96,26 @@ def test_the_recorder_writes_a_folder_per_kernel(captured: Path) -> None:
     assert "1024" in (captured / capture.READABLE_LOG).read_text()
 
 
+def test_a_kernel_compiled_in_inductors_subprocess_pool_is_found_by_the_autotuners_filename(tmp_path: Path) -> None:
+    """torch 2.11 on the H200: kernels compiled in the subprocess pool come back pickled, their JIT function's
+    `fn` set to None; the generated module's path is the autotuner's `filename` (the capture failed on this)."""
+    import torch
+
+    source = tmp_path / "generated.py"
+    source.write_text(KERNEL_SOURCE)
+    jit = autotuner_for(source).fn
+    jit.fn = None  # what Inductor's prepare_for_pickle leaves
+    pickled = SimpleNamespace(fn=jit, mutated_arg_names=[], filename=str(source))
+    recorder = capture.Recorder(tmp_path / "cap")
+    x, out = torch.ones(8), torch.empty(8)
+    recorder.after(pickled, recorder.before(pickled, (x, out, 8)), {Launcher(256, 4, 20): 0.02}, 0.1)
+    assert (tmp_path / "cap" / "triton_poi_double_0_1" / "kernel.py").read_text() == KERNEL_SOURCE
+
+    lost = SimpleNamespace(fn=jit, mutated_arg_names=[], filename=str(tmp_path / "gone.py"))
+    with pytest.raises(FileNotFoundError, match="the module of kernel triton_poi_double_0 was not found"):
+        capture.kernel_source_file(lost)
+
+
 def test_summarize_reads_the_records(captured: Path) -> None:
     found = summarize.summarize([captured])
     entry = found["kernels"][0]

@@ -29,6 +29,8 @@ MAX_TIME=${MAX_TIME:-0.3}  # --max-time of each in-process measurement
 TOOLCHAIN=${TOOLCHAIN:-cuda}  # cpu: the same flow on a CPU core (a smoke test of the script; CPU figures are not the issue's)
 LOCK_CASE=${LOCK_CASE:-kernels/vector_add}  # the case the two concurrent sessions benchmark
 LOCKED=$(basename "$LOCK_CASE")
+LOCK_DIMS=${LOCK_DIMS:-}  # e.g. '{"N": 4194304}': the lock case's default dims in the copy (a shorter check)
+LOCK_ARGS=${LOCK_ARGS:-}  # more pytest options of the two lock sessions, e.g. --dcuopt-sizes=l2,l2_edge
 mkdir -p "$OUT" "$W"
 source tools/device/device_env.sh
 PY=python3
@@ -50,17 +52,22 @@ session() {  # session NAME PERCENT [BASELINE_NAME]: one fresh pytest process, b
 }
 lock_session() {  # lock_session NAME: the lock case's benchmarks with the A/B, into $W/NAME
   echo "cd '$W/cases' && $PY -m pytest $LOCKED --dcuopt-toolchain=$TOOLCHAIN -k benchmark -p no:randomly \
-    -p no:cacheprovider -q --dcuopt-cache-dir='$W/cache' --dcuopt-max-time=0.5 --dcuopt-run-dir='$W/$1'"
+    -p no:cacheprovider -q --dcuopt-cache-dir='$W/cache' --dcuopt-max-time=0.5 --dcuopt-run-dir='$W/$1' $LOCK_ARGS"
 }
 
 rm -rf "$W/cases" "$W/sessions" "$W/lock_a" "$W/lock_b" && mkdir -p "$W/cases" "$W/sessions"
 cp -r "tests/data/cases/$CASE" "$LOCK_CASE" "$W/cases/"
+if [ -n "$LOCK_DIMS" ]; then  # the toolchain's own dims file when the case has one, else dims.json
+  dims_file="$W/cases/$LOCKED/dims.$TOOLCHAIN.json"; [ -f "$dims_file" ] || dims_file="$W/cases/$LOCKED/dims.json"
+  echo "$LOCK_DIMS" > "$dims_file"; echo "lock case dims: $LOCK_DIMS in $dims_file"
+fi
 step env 40 $PY tools/device/h200_evidence.py env --out "$W/env.json"
-# Build both cases once (the sessions and the in-process workers then find every branch in the cache).
-step prebuild 90 bash -c "cd '$W/cases' && $PY -m pytest $CASE $LOCKED --dcuopt-toolchain=$TOOLCHAIN -k 'isa or \
-  correctness' -p no:randomly -p no:cacheprovider -q --dcuopt-examples=5 --dcuopt-cache-dir='$W/cache' \
+# Build both cases once (the sessions and the in-process workers then find every branch in the cache). The test
+# names, not `isa`: a branch with an isa mark carries the marker on its benchmark tests too.
+step prebuild 90 bash -c "cd '$W/cases' && $PY -m pytest $CASE $LOCKED --dcuopt-toolchain=$TOOLCHAIN -k 'test_isa or \
+  test_correctness' -p no:randomly -p no:cacheprovider -q --dcuopt-examples=5 --dcuopt-cache-dir='$W/cache' \
   --dcuopt-run-dir='$W/prebuild'"
-step locks 60 bash -c "( $(lock_session lock_a) ) > '$W/lock_a.log' 2>&1 & ( $(lock_session lock_b) ) \
+step locks ${LOCKS_S:-60} bash -c "( $(lock_session lock_a) ) > '$W/lock_a.log' 2>&1 & ( $(lock_session lock_b) ) \
   > '$W/lock_b.log' 2>&1 & wait; $DRV locks --states '$W/lock_a/state.json' '$W/lock_b/state.json' \
   --out '$W/locks.json'"
 step inproc $((INPROC_S + 25)) $DRV measure --case "$W/cases/$CASE" --toolchain "$TOOLCHAIN" --cache "$W/cache" --work "$W/inproc" \

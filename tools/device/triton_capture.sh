@@ -8,12 +8,12 @@
 # (device timing) -> report with the eager-fallback timing (model compiled vs `norm` under torch._dynamo.disable)
 # -> to-case. The model is tools/device/triton_capture.py. $OUT gets the small outputs (JSON/Markdown, the capture
 # records without their inputs) and triton_capture.tgz (logs, the collected artifacts). Everything is packed after
-# each step, so a run cut short still returns what it finished. Designed to end within 180 s (BUDGET_S).
+# each step, so a run cut short still returns what it finished. Designed to end within 240 s (BUDGET_S).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-/tmp/triton-capture-out}
 W=${W:-/tmp/triton-capture}
-BUDGET_S=${BUDGET_S:-175}
+BUDGET_S=${BUDGET_S:-230}
 mkdir -p "$OUT" && rm -rf "$W" && mkdir -p "$W"
 source tools/device/device_env.sh
 PY=python3
@@ -41,13 +41,13 @@ if [ -n "${KERNEL:-}" ]; then
        --out "$W/art"
   SCAN_DIR="$W/art/best"; [ -d "$SCAN_DIR" ] || SCAN_DIR="$W/art"  # the winner's build, else every variant
   step scan 15 $DCUOPT scan "$SCAN_DIR" --kernel "$KERNEL" --json "$W/isa_scan.json"
-  step inspect 5 $DCUOPT inspect "$FOLDER/kernel.py" --json "$W/meta.json"
+  step inspect 20 $DCUOPT inspect "$FOLDER/kernel.py" --json "$W/meta.json"
   step run 25 $DCUOPT run "$FOLDER" --max-time 1
   [ -f "$FOLDER/run.json" ] && cp "$FOLDER/run.json" "$W/run.json"
   RUN_ARG=(); [ -f "$W/run.json" ] && RUN_ARG=(--run "$W/run.json")
   step report 60 $DCUOPT report --kernel "$KERNEL" --summary "$W/autotune_summary.json" --inspect "$W/meta.json" \
        --scan "$W/isa_scan.json" "${RUN_ARG[@]}" --fallback "$REPO/tools/device/triton_capture.py" --out "$W/report.md"
-  step to-case 5 bash -c "$DCUOPT to-case '$FOLDER' --out '$W/case' > '$W/case.txt'"
+  step to-case 20 bash -c "$DCUOPT to-case '$FOLDER' --out '$W/case' > '$W/case.txt'"
 fi
 step env 15 $DCUOPT env --json "$W/env.json"
 pack
