@@ -35,11 +35,12 @@ from typing import Any
 import pytest
 
 from ..case.sizes import BenchSize
-from ..check.verify import check_default_once, checked_call, output_mismatches, reject_work_left_running
+from ..check.verify import check_default_once, checked_call, exchange_for, output_mismatches, reject_work_left_running
 from ..errors import CaseError, TimedCallsWrong
 from ..run.devices import LockHold, TimingLock, device_lock
 from ..timing.policy import Samples, TimingPolicy, significant, summarize
 from ..toolchains.binding import BindSpec, Snapshot
+from ..toolchains.exchange import receive
 from ..variant import Variant
 from .clock import SampleClock
 
@@ -99,13 +100,15 @@ def measure(variant: Variant, policy: TimingPolicy, timeout_s: float, spec: Bind
     assert variant.worker is not None
     spec = spec or bind_spec(variant)
     budget = timeout_s + policy.max_time_s + 10 * policy.warmup_s
+    exchange = exchange_for(variant)
     if lock:
         with held_locks(variant) as hold:
-            reply: dict[str, Any] = variant.worker.request("time", timeout_s=budget, spec=spec, policy=policy,
-                                                           check_calls=check)
+            reply: dict[str, Any] = receive(variant.worker.request("time", timeout_s=budget, spec=spec, policy=policy,
+                                                                   check_calls=check, exchange=exchange))
         reply["device_lock"] = hold.to_json()  # after the release: with how long it was held
     else:
-        reply = variant.worker.request("time", timeout_s=budget, spec=spec, policy=policy, check_calls=check)
+        reply = receive(variant.worker.request("time", timeout_s=budget, spec=spec, policy=policy, check_calls=check,
+                                               exchange=exchange))
     reply["timed_calls_checked"] = check_timed_calls(variant, spec, reply)
     reject_work_left_running(variant, reply["samples"].extra)  # device timing: work left on another stream
     return reply

@@ -90,6 +90,7 @@ class IsolatedKernel:
 
     def _start(self) -> None:
         read_fd, write_fd = os.pipe()
+        widen_pipe(write_fd)
         self.spec.log_path.parent.mkdir(parents=True, exist_ok=True)
         log = open(self.spec.log_path, "wb")  # one log per worker start; crash reports quote its tail
         self._token = secrets.token_hex(8)
@@ -217,6 +218,23 @@ class IsolatedKernel:
 
 SCRATCH_PREFIX = "dcuopt-worker-"
 PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # the folder holding pytest_dcuopt/
+
+
+# A 1 MiB reply pipe instead of Linux's 64 KiB: 384 MB of snapshot crossed in 0.15 s instead of 0.39 s (fewer
+# wake-ups per byte). Linux only; an unprivileged user's pipe quota may refuse it, and then the default stays.
+PIPE_BYTES = 1 << 20
+
+
+def widen_pipe(fd: int) -> None:
+    import fcntl
+
+    set_size = getattr(fcntl, "F_SETPIPE_SZ", None)
+    if set_size is None:
+        return
+    try:
+        fcntl.fcntl(fd, set_size, PIPE_BYTES)
+    except OSError:
+        pass  # over the user's pipe-buffer quota: a slower pipe, nothing else
 
 
 def scratch_dir(label: str) -> Path:

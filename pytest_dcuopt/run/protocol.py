@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from ..timing.policy import Samples, TimingPolicy
     from ..toolchains.base import Artifact
     from ..toolchains.binding import BindSpec, Snapshot
+    from ..toolchains.exchange import Exchange
 
 
 class LoadRequest(TypedDict):
@@ -29,6 +30,7 @@ class LoadRequest(TypedDict):
 class RunRequest(TypedDict):
     op: Literal["run"]
     spec: BindSpec
+    exchange: NotRequired[Exchange]  # what the snapshot may leave out (toolchains/exchange.py)
 
 
 class TimeRequest(TypedDict):
@@ -37,6 +39,7 @@ class TimeRequest(TypedDict):
     policy: TimingPolicy
     calibration: NotRequired[dict[str, Any] | None]  # the device's calibration measured by an earlier worker
     check_calls: NotRequired[bool]  # make the checked calls around the timed ones (default True)
+    exchange: NotRequired[Exchange]  # what the checked calls' snapshots may leave out (toolchains/exchange.py)
 
 
 class LoadResult(TypedDict):

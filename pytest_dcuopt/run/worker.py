@@ -35,41 +35,119 @@ from .protocol import CheckedCall, LoadRequest, LoadResult, Reply, RunRequest, T
 if TYPE_CHECKING:
     from ..toolchains.base import Binding, LoadedKernel, Runtime
     from ..toolchains.binding import BindSpec, Snapshot
+    from ..toolchains.exchange import Exchange
 
-# A frame: a magic tag, the payload's length, the pickled payload. The tag makes bytes that a kernel wrote into a
-# descriptor it does not own (the reply pipe) show as what they are instead of as a length of 2**64 - 1.
-_MAGIC = b"dcuopt1\n"
-_HEADER = struct.Struct("<8sQ")
+# A frame: a magic tag, a header (the pickle's length, the number of out-of-band buffers), each buffer's length, the
+# pickle (protocol 5), then each buffer's raw bytes. Contiguous arrays travel out of band: written from their own
+# memory and read straight into fresh buffers, so a frame of large arrays is never copied whole on either side. The
+# tag makes bytes that a kernel wrote into a descriptor it does not own (the reply pipe) show as what they are instead
+# of as a length of 2**64 - 1.
+_MAGIC = b"dcuopt2\n"
+_HEADER = struct.Struct("<8sQQ")
+_LENGTH = struct.Struct("<Q")
 MAX_FRAME_BYTES = 1 << 40
+MAX_FRAME_BUFFERS = 1 << 20
 
 
 class FrameError(ValueError):
     """Bytes on the channel that are not a frame: something other than the worker wrote into it."""
 
 
+def _read_into(stream: IO[bytes], view: memoryview) -> bool:
+    """Fill `view` from `stream`; False when the stream ends first."""
+    readinto = cast(Any, stream).readinto
+    filled, size = 0, len(view)
+    while filled < size:
+        count = readinto(view[filled:])
+        if not count:
+            return False
+        filled += count
+    return True
+
+
+class _FrameUnpickler(pickle.Unpickler):
+    """Unpickles a frame's payload with its out-of-band buffers; every array comes out writable.
+
+    A buffer that was read-only at the sender arrives as a read-only view (pickle's READONLY_BUFFER) of the fresh
+    buffer `read_frame` read it into; numpy's rebuild is handed that fresh buffer itself, which no one else holds.
+    """
+
+    def __init__(self, payload: bytes, buffers: list[Any]) -> None:
+        import io
+
+        super().__init__(io.BytesIO(payload), buffers=buffers)
+        self._fresh = {id(buffer) for buffer in buffers}
+
+    def find_class(self, module: str, name: str, /) -> Any:
+        found = super().find_class(module, name)
+        if name != "_frombuffer" or not module.startswith("numpy"):
+            return found
+        fresh = self._fresh
+
+        def rebuild(buffer: Any, *args: Any) -> Any:
+            if isinstance(buffer, memoryview) and id(buffer.obj) in fresh:
+                buffer = buffer.obj
+            return found(buffer, *args)
+
+        return rebuild
+
+
 def read_frame(stream: IO[bytes]) -> Any:
-    """The next message; None at the end of the stream (the writer closed it, or died mid-frame)."""
+    """The next message; None at the end of the stream (the writer closed it, or died mid-frame).
+
+    Its arrays are fresh, writable and belong to the caller: each out-of-band buffer is read into its own new memory.
+    """
+    import numpy as np
+
     header = stream.read(_HEADER.size)
     if len(header) < _HEADER.size:
         return None
-    magic, size = _HEADER.unpack(header)
+    magic, pickled, count = _HEADER.unpack(header)
     if magic != _MAGIC:
         raise FrameError(f"bytes that are not a frame header: {header[:16]!r}")
-    if size > MAX_FRAME_BYTES:
-        raise FrameError(f"a frame header announcing {size} bytes")
-    payload = stream.read(size)
-    if len(payload) < size:
+    if count > MAX_FRAME_BUFFERS or pickled > MAX_FRAME_BYTES:
+        raise FrameError(f"a frame header announcing {pickled} bytes and {count} buffers")
+    table = stream.read(count * _LENGTH.size) if count else b""
+    if len(table) < count * _LENGTH.size:
         return None
+    sizes = [size for (size,) in _LENGTH.iter_unpack(table)]
+    total = pickled + sum(sizes)
+    if total > MAX_FRAME_BYTES:
+        raise FrameError(f"a frame header announcing {total} bytes")
+    payload = stream.read(pickled)
+    if len(payload) < pickled:
+        return None
+    buffers = []
+    for size in sizes:
+        buffer = np.empty(size, dtype=np.uint8)  # not zeroed: its pages are touched once, by the read
+        if not _read_into(stream, buffer.data):
+            return None
+        buffers.append(buffer)
     try:
-        return pickle.loads(payload)
+        return _FrameUnpickler(payload, buffers).load()
     except Exception as exc:  # any bytes can reach unpickling: every error means the same thing here
         raise FrameError(f"a frame whose payload does not unpickle ({type(exc).__name__}: {exc})") from None
 
 
 def write_frame(stream: IO[bytes], message: Any) -> None:
-    payload = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
-    stream.write(_HEADER.pack(_MAGIC, len(payload)) + payload)
+    views: list[memoryview] = []
+
+    def out_of_band(buffer: pickle.PickleBuffer) -> bool:
+        view = buffer.raw() if memoryview(buffer).contiguous else None
+        if view is None:
+            return True  # in the pickle
+        views.append(view)
+        return False
+
+    payload = pickle.dumps(message, protocol=5, buffer_callback=out_of_band)
+    stream.write(_HEADER.pack(_MAGIC, len(payload), len(views)) + b"".join(_LENGTH.pack(view.nbytes) for view in views))
+    stream.write(payload)
+    for view in views:
+        stream.write(view)  # straight from the array's memory
     stream.flush()
+
+
+KEPT_BINDINGS = 2
 
 
 class WorkerState:
@@ -89,8 +167,19 @@ class WorkerState:
     def binding(self, spec: BindSpec) -> Binding:
         assert self.kernel is not None and self.runtime is not None, "the kernel is loaded first"
         key = (tuple(sorted(spec.dims.items())), spec.seed)
-        if key not in self.bindings:
-            self.bindings.clear()  # keep one set of buffers alive; sizes may be large
+        if key in self.bindings:
+            self.bindings[key] = self.bindings.pop(key)  # the most recently used last
+            return self.bindings[key]
+        # Two sets of buffers stay alive: the default dims' (costly to draw at real sizes) survive the small
+        # correctness examples in between. Sizes may be large: when binding fails, it is tried once more alone.
+        while len(self.bindings) >= KEPT_BINDINGS:
+            del self.bindings[next(iter(self.bindings))]
+        try:
+            self.bindings[key] = self.kernel.bind(spec, self.runtime)
+        except Exception:
+            if not self.bindings:
+                raise
+            self.bindings.clear()
             self.bindings[key] = self.kernel.bind(spec, self.runtime)
         return self.bindings[key]
 
@@ -98,7 +187,7 @@ class WorkerState:
         binding = self.binding(request["spec"])
         binding.reset()
         binding.launch()
-        return binding.snapshot()
+        return snapshot_of(binding, request.get("exchange"))
 
     def time(self, request: TimeRequest) -> TimeResult:
         """Time the kernel; calls just before the first and just after the last timed call are checked.
@@ -127,16 +216,17 @@ class WorkerState:
         others = [self.kernel.bind(replace(spec, seed=spec.seed + index), self.runtime) for index in range(1, sets)]
         checks: list[CheckedCall] = []
         unchecked = _why_unchecked(binding) if request.get("check_calls", True) else NOT_ASKED
+        exchange = request.get("exchange")
         if unchecked is None:
-            checks.append(_checked_call(binding, "the call before the first timed call", spec.seed))
+            checks.append(_checked_call(binding, "the call before the first timed call", spec.seed, exchange))
         measured = time.perf_counter()
         samples = self.runtime.measure_sets([binding.launch, *(other.launch for other in others)], policy, working_set)
         measure_wall_s = time.perf_counter() - measured
         if unchecked is None:
-            checks += new_inputs_call(binding, spec.seed)
+            checks += new_inputs_call(binding, spec.seed, exchange)
             for index, bound in enumerate([binding, *others]):
                 checks.append(_checked_call(bound, f"the call after the last timed call (input set {index})",
-                                            spec.seed + index + 1))
+                                            spec.seed + index + 1, exchange))
         del others
         result: TimeResult = {"samples": samples, "device": self.runtime.describe(), "measure_wall_s": measure_wall_s,
                               "checks": checks, "checks_skipped": unchecked,
@@ -167,15 +257,23 @@ NEW_INPUTS = ("That call ran right after the timed calls, on the same buffers, w
               "fails here.")
 
 
-def _checked_call(binding: Any, label: str, seed: int) -> CheckedCall:
+def snapshot_of(binding: Any, exchange: Exchange | None) -> Snapshot:
+    """The binding's snapshot, leaving out what the pytest process holds when the binding names its buffers by
+    digest (toolchains/exchange.py; the C-ABI bindings do)."""
+    if exchange is not None and getattr(binding, "exchanges_by_digest", False):
+        return cast("Snapshot", binding.snapshot(exchange))
+    return cast("Snapshot", binding.snapshot())
+
+
+def _checked_call(binding: Any, label: str, seed: int, exchange: Exchange | None = None) -> CheckedCall:
     """One call on pristine inputs with junk (finite, earlier-result-like) outputs; its snapshot for the check."""
     binding.reset()
     binding.scramble_outputs(seed)
     binding.launch()
-    return {"call": label, "snapshot": binding.snapshot(), "setup": JUNK_OUTPUTS}
+    return {"call": label, "snapshot": snapshot_of(binding, exchange), "setup": JUNK_OUTPUTS}
 
 
-def new_inputs_call(binding: Any, seed: int) -> list[CheckedCall]:
+def new_inputs_call(binding: Any, seed: int, exchange: Exchange | None = None) -> list[CheckedCall]:
     """The call after the last timed call, on new input values in the same buffers (see `redraw_inputs`); []
     for a binding that cannot redraw its inputs in place."""
     if not callable(getattr(binding, "redraw_inputs", None)):
@@ -183,7 +281,7 @@ def new_inputs_call(binding: Any, seed: int) -> list[CheckedCall]:
     try:
         binding.redraw_inputs(seed + 0x5EED)
         binding.launch()
-        snapshot = binding.snapshot()
+        snapshot = snapshot_of(binding, exchange)
     finally:
         binding.restore_inputs()
     return [{"call": "the call after the last timed call, on new input values in the same buffers",

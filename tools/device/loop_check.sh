@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Issue 14 on one CUDA GPU (an H200): the `dcuopt` loop end to end and the ablation repeated five times.
 #
-#   bash tools/device/loop_check.sh            # from the repository root; about 4 minutes (BUDGET_S=240)
+#   bash tools/device/loop_check.sh            # from the repository root; about 8 minutes (BUDGET_S=480)
+#   RUNS=5 SKIP_LOOP=1 bash tools/device/loop_check.sh   # the ablation repeat alone (ABLATE_S, default 45 s a run)
 #
 # Case: tests/data/cases/ablation_rowsum_cuda (row sums, M = 2048, K = 4096). Baseline: one thread per row.
 # Branch block_reduce: one block per row with coalesced reads (removed by -DDCUOPT_ABLATE_REAL) and a placebo
@@ -18,7 +19,7 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-/tmp/loop-out}
 W=${W:-/tmp/loop}
-BUDGET_S=${BUDGET_S:-240}
+BUDGET_S=${BUDGET_S:-480}
 RUNS=${RUNS:-5}
 mkdir -p "$OUT" "$W"
 source tools/device/device_env.sh
@@ -32,9 +33,9 @@ source tools/device/steps.sh  # left, step
 
 # REPEAT_CLOSE=1 closes iteration 1 twice (the idempotency check, ~40 s more; the CPU test always does it).
 REPEAT=--skip-repeat; [ "${REPEAT_CLOSE:-0}" = 1 ] && REPEAT=
-step ablate 95 $PY tools/device/loop_check.py ablate --case "$CASE" --toolchain cuda --times "$RUNS" \
+step ablate "${ABLATE_S:-$((RUNS * 45 + 30))}" $PY tools/device/loop_check.py ablate --case "$CASE" --toolchain cuda --times "$RUNS" \
      --work "$W" --out "$OUT" --pytest-args "$HARNESS"
-step loop 220 $PY tools/device/loop_check.py loop --case "$CASE" --fast "$CASE/branches/block_reduce/kernel.cu" \
+[ "${SKIP_LOOP:-0}" = 1 ] || step loop "${LOOP_S:-300}" $PY tools/device/loop_check.py loop --case "$CASE" --fast "$CASE/branches/block_reduce/kernel.cu" \
      --toolchain cuda --work "$W" --out "$OUT" --pytest-args "$HARNESS" $REPEAT
 cat "$OUT/ablation-repeat.md" 2>/dev/null
 echo "total: $((SECONDS - START)) s"
