@@ -70,9 +70,10 @@ step prebuild 90 bash -c "cd '$W/cases' && $PY -m pytest $CASE $LOCKED --dcuopt-
 step locks ${LOCKS_S:-60} bash -c "( $(lock_session lock_a) ) > '$W/lock_a.log' 2>&1 & ( $(lock_session lock_b) ) \
   > '$W/lock_b.log' 2>&1 & wait; $DRV locks --states '$W/lock_a/state.json' '$W/lock_b/state.json' \
   --out '$W/locks.json'"
+PAIRS=()
+if [ "${LOCKS_ONLY:-0}" != 1 ]; then  # LOCKS_ONLY=1: env, prebuild and the two-session lock check alone
 step inproc $((INPROC_S + 25)) $DRV measure --case "$W/cases/$CASE" --toolchain "$TOOLCHAIN" --cache "$W/cache" --work "$W/inproc" \
      --out "$W/inproc.json" --rounds "$ROUNDS" --percent 5 --max-time "$MAX_TIME" --budget "$INPROC_S"
-PAIRS=()
 step session_a0 25 bash -c "$(session a0 0)"
 previous=a0
 for i in $(seq 1 "$SESSIONS"); do
@@ -82,6 +83,7 @@ for i in $(seq 1 "$SESSIONS"); do
   PAIRS+=(--pair slowed "$W/sessions/a$i" "$W/sessions/s$i")
   previous=a$i
 done
+fi
 # Outside the budget: seconds each, and the point of the run.
 echo "=== judging"
 [ "${#PAIRS[@]}" -gt 0 ] && timeout 60 $DRV sessions "${PAIRS[@]}" --out "$W/sessions.json" > "$W/sessions.log" 2>&1
