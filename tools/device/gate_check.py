@@ -243,17 +243,25 @@ def cmd_sessions(args: argparse.Namespace) -> None:
 
 
 # ----- locks: two sessions at once -----------------------------------------------------------------------------------
+def timings(record: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
+    """A branch record's timings: at its default dims, and at each benchmark size (`sizes.<name>.timing`)."""
+    found = [("", record["timing"])] if record.get("timing") else []
+    found += [(f"@{size}", entry["timing"]) for size, entry in sorted((record.get("sizes") or {}).items())
+              if entry.get("timing")]
+    return found
+
+
 def lock_holds(state: Mapping[str, Any], session: str) -> list[dict[str, Any]]:
-    """Every recorded hold of the device lock: each branch's timing and each interleaved A/B."""
+    """Every recorded hold of the device lock: each timing (per benchmark size too) and each interleaved A/B."""
     found = []
     for key, record in branch_records(state):
-        timing = record.get("timing") or {}
-        for what, lock in (("timing", timing.get("device_lock")),
-                           ("A/B", (timing.get("interleaved") or {}).get("device_lock"))):
-            if lock:
-                found.append({"session": session, "branch": key, "what": what, "name": lock.get("name"),
-                              "held": lock.get("held"), "acquired_at": lock.get("acquired_at"),
-                              "released_at": lock.get("released_at"), "waited_s": lock.get("waited_s", 0.0)})
+        for size, timing in timings(record):
+            for what, lock in (("timing", timing.get("device_lock")),
+                               ("A/B", (timing.get("interleaved") or {}).get("device_lock"))):
+                if lock:
+                    found.append({"session": session, "branch": key + size, "what": what, "name": lock.get("name"),
+                                  "held": lock.get("held"), "acquired_at": lock.get("acquired_at"),
+                                  "released_at": lock.get("released_at"), "waited_s": lock.get("waited_s", 0.0)})
     return found
 
 
@@ -266,7 +274,7 @@ def lock_report(states: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
     sessions = {}
     for name, state in states.items():
         records = dict(branch_records(state))
-        sessions[name] = {"branches": len(records), "timed": sum(1 for r in records.values() if r.get("timing")),
+        sessions[name] = {"branches": len(records), "timed": sum(1 for r in records.values() if timings(r)),
                           "wrong": sum(1 for r in records.values() if r.get("correct") is False),
                           "holds": sum(1 for h in holds if h["session"] == name),
                           "waited_s": round(sum(h["waited_s"] or 0.0 for h in holds if h["session"] == name), 3)}
