@@ -119,6 +119,7 @@ class CAbiBinding:
         self._redrawn: dict[int, dict[str, np.ndarray]] = {}
         self._digests: dict[str, str] = {}  # of the inputs the buffers start from now (see `_input_digest`)
         self._first_digests: dict[str, str] = {}  # of the first inputs, while `redraw_inputs` replaced them
+        self._redrawn_digests: dict[int, dict[str, str]] = {}  # per redraw seed, filled as `_digests` when current
         for param in self.params:
             if param.pointer:
                 self._host[param.name] = self._initial(param, spec, rng)
@@ -188,8 +189,8 @@ class CAbiBinding:
         rng = np.random.default_rng([seed, 0x1D5])
         drawn = self._redrawn.setdefault(seed, {})
         if not self._drawn:
-            self._first_digests = dict(self._digests)
-        self._digests = {}
+            self._first_digests = self._digests
+        self._digests = self._redrawn_digests.setdefault(seed, {})  # the same arrays each time: hashed once
         for param in self.params:
             if not param.pointer or not (param.const or param.name in self._inout):
                 continue
