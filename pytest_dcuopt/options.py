@@ -43,6 +43,7 @@ SIDE_FIGURES_OPTION = "--dcuopt-side-figures"
 BUILD_JOBS_OPTION = "--dcuopt-build-jobs"
 TRITON_CAPTURE_OPTION = "--dcuopt-triton-capture"
 SIZES_OPTION = "--dcuopt-sizes"
+REFERENCE_DEVICE_OPTION = "--dcuopt-reference-device"
 
 HOME_NAME = ".dcuopt"  # runs/, build-cache/ and logs/ go in here
 DEFAULT_RUN_ROOT = f"{HOME_NAME}/runs"
@@ -230,6 +231,12 @@ def add_options(parser: pytest.Parser) -> None:
                     help="GPU timing: also measure the side figures (hot and hot-rotated samples, the original "
                          "method's number, the launch overhead), which cost time every branch; interleaved A/B rounds "
                          "never take them. Default: off (recorded as absent, with the reason)")
+    group.addoption(REFERENCE_DEVICE_OPTION, choices=("auto", "cpu", "gpu"), default="auto",
+                    help="Where the float64 reference runs. auto: a reference whose buffers reach 64 MiB runs on the "
+                         "GPU of a GPU branch when torch in the pytest process can use it (under the GPU's device "
+                         "lock), others on the host; cpu: always the host; gpu: every reference of a GPU branch on its "
+                         "GPU. A reference that fails on the GPU runs again on the host; the record says where it ran "
+                         "and why (observations.reference_device). Default: auto")
     group.addoption(BUILD_JOBS_OPTION, metavar="N", type=parse_non_negative_int, default=os.cpu_count() or 1,
                     help="Build every selected branch this many at a time before the first test (0: build each "
                          "branch in its first test instead). Default: the number of CPUs (os.cpu_count())")
@@ -258,6 +265,7 @@ class Options:
     host_lock: bool = True
     build_jobs: int = 1  # --dcuopt-build-jobs: parallel builds before the first test (0: none)
     bench_sizes: tuple[str, ...] = ("all",)  # --dcuopt-sizes: the benchmark sizes picked by name, or `all`
+    reference_device: str = "auto"  # --dcuopt-reference-device (check/reference_device.py)
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> Options:
@@ -282,7 +290,7 @@ class Options:
             compare=get(COMPARE_OPTION), compare_threshold=get(COMPARE_THRESHOLD_OPTION),
             compare_floor_us=get(COMPARE_FLOOR_OPTION), compare_retries=get(COMPARE_RETRIES_OPTION),
             devices=get(DEVICES_OPTION), host_lock=not get(NO_HOST_LOCK_OPTION), build_jobs=get(BUILD_JOBS_OPTION),
-            bench_sizes=get(SIZES_OPTION),
+            bench_sizes=get(SIZES_OPTION), reference_device=get(REFERENCE_DEVICE_OPTION),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -293,7 +301,7 @@ class Options:
                 "compare_rule": {"threshold": self.compare_threshold, "floor_us": self.compare_floor_us,
                                  "retries": self.compare_retries},
                 "devices": list(self.devices), "host_lock": self.host_lock, "build_jobs": self.build_jobs,
-                "bench_sizes": list(self.bench_sizes)}
+                "bench_sizes": list(self.bench_sizes), "reference_device": self.reference_device}
 
 
 def default_home(config: pytest.Config) -> Path:

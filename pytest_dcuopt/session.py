@@ -5,6 +5,7 @@ session only wires them to pytest and to the plugin's hooks (hookspec.py)."""
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -23,9 +24,11 @@ from .bench.run import (
     run_benchmark,
     run_disabled,
     size_point,
+    timing_at,
 )
 from .case.model import Branch, KernelCase, load_case
 from .case.sizes import ALL, BenchSize
+from .check import reference_device
 from .check.compare import reproduce_command
 from .check.verify import CheckSettings, check_before_timing, checked_call, run_correctness
 from .errors import CaseError, DcuOptError, ReportError, TimedCallsWrong, ToolchainUnavailable
@@ -67,6 +70,7 @@ class DcuOptSession:
         self.finish_error: str | None = None  # what finish() could not write
         self.gate = build_gate(options)  # None without --dcuopt-compare; a bad baseline is a usage error here
         self.calibrations = CalibrationStore()  # device calibrations: measured by the first worker on a device
+        reference_device.set_mode(options.reference_device)  # the reference functions are module-level
 
     # ----- toolchains and variants ------------------------------------------------------
     @property
@@ -221,15 +225,20 @@ class DcuOptSession:
             if wrong is not None:
                 pytest.fail(self._with_regression(variant, "correctness", wrong), pytrace=False)
             return
+        checking, pre_check_s = time.perf_counter(), None
         if not variant.boundary_checked:  # no verdict here yet (deselected, or another xdist worker)
             wrong = check_before_timing(variant, nodeid)
             variant.boundary_checked = True
+            pre_check_s = time.perf_counter() - checking
             if wrong is not None:
                 variant.record.skipped = (f"not benchmarked: {variant.label} failed the boundary dims checked before "
                                           "timing")
                 pytest.fail(self._with_regression(variant, "correctness", wrong), pytrace=False)
         options = self.options
         samples = run_benchmark(variant, benchmark, clock, options.policy, options.timeout_s, nodeid, point)
+        timing = timing_at(variant, point)
+        if pre_check_s is not None and timing is not None:  # outside harness_overhead_s: a correctness test's work
+            timing["pre_timing_check_s"] = round(pre_check_s, 4)
         baseline = self._variants.get((variant.case.name, variant.toolchain.name, "baseline"))
         interleaved = interleave_with_baseline(variant, baseline, options.interleave_rounds, options.policy,
                                                options.timeout_s, point)

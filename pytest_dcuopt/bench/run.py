@@ -97,21 +97,39 @@ def measure(variant: Variant, policy: TimingPolicy, timeout_s: float, spec: Bind
     incorrect) when the checked calls among the timed ones are wrong; `check=False` makes no checked calls (an A/B
     round between checked ones: each moves every buffer through the worker's pipe and is compared on the host).
     """
-    assert variant.worker is not None
+    worker = variant.worker
+    assert worker is not None
     spec = spec or bind_spec(variant)
     budget = timeout_s + policy.max_time_s + 10 * policy.warmup_s
     exchange = exchange_for(variant)
+
+    def time_request() -> tuple[dict[str, Any], float]:
+        asked = time.perf_counter()
+        answer: dict[str, Any] = receive(worker.request("time", timeout_s=budget, spec=spec, policy=policy,
+                                                        check_calls=check, exchange=exchange))
+        return answer, time.perf_counter() - asked
+
     if lock:
         with held_locks(variant) as hold:
-            reply: dict[str, Any] = receive(variant.worker.request("time", timeout_s=budget, spec=spec, policy=policy,
-                                                                   check_calls=check, exchange=exchange))
+            reply, round_trip_s = time_request()
         reply["device_lock"] = hold.to_json()  # after the release: with how long it was held
     else:
-        reply = receive(variant.worker.request("time", timeout_s=budget, spec=spec, policy=policy, check_calls=check,
-                                               exchange=exchange))
+        reply, round_trip_s = time_request()
+    comparing = time.perf_counter()
     reply["timed_calls_checked"] = check_timed_calls(variant, spec, reply)
     reject_work_left_running(variant, reply["samples"].extra)  # device timing: work left on another stream
+    reply["phases_s"] = request_phases(reply, round_trip_s, time.perf_counter() - comparing)
     return reply
+
+
+def request_phases(reply: dict[str, Any], round_trip_s: float, compare_s: float) -> dict[str, float]:
+    """Where a timing request's time went besides the samples: the worker's own phases (binding the buffers, the
+    checked calls with their snapshots), `transfer` (the pipe both ways and putting back what the snapshots left
+    out) and `compare` (the checked calls' outputs against the reference, on this side)."""
+    phases = {name: float(seconds) for name, seconds in reply.get("worker_phases_s", {}).items()}
+    phases["transfer"] = max(0.0, round_trip_s - float(reply.get("worker_wall_s", round_trip_s)))
+    phases["compare"] = compare_s
+    return phases
 
 
 # Another session's sweep may hold the device this long; past it the test fails naming the holder (never a hang).
@@ -216,8 +234,12 @@ def run_benchmark(variant: Variant, benchmark: Any, clock: SampleClock, policy: 
         benchmark.extra_info.update(dcuopt_size=point.size, dcuopt_dims=dict(dims))
     # What the harness itself cost around the measurement (IPC, bookkeeping, pytest-benchmark replay).
     measured = result.get("measure_wall_s", 0.0)
-    timing["harness_overhead_s"] = round(time.perf_counter() - started - measured, 4)
+    overhead = time.perf_counter() - started - measured
+    timing["harness_overhead_s"] = round(overhead, 4)
     timing["measure_wall_s"] = round(measured, 4)
+    phases = dict(result.get("phases_s", {}))
+    phases["record"] = max(0.0, overhead - sum(phases.values()))  # the samples replayed, figures, this record
+    timing["harness_phases_s"] = {name: round(seconds, 4) for name, seconds in phases.items()}
     return samples
 
 

@@ -88,11 +88,40 @@ class Domain:
             return np.full(size, self.a)
         return rng.integers(int(self.a), int(self.b), size, endpoint=True).astype(np.float64)
 
+    def draw_into(self, rng: np.random.Generator, out: np.ndarray, dtype: str) -> None:
+        """`out[...] = encode(self.draw(rng, out.size), dtype)`, the same values and the same generator state after,
+        drawn in chunks: at 32M elements the whole-buffer float64 draw and its conversion cost more in fresh memory
+        than the draw itself."""
+        for start in range(0, out.size, DRAW_CHUNK):
+            part = out[start:start + DRAW_CHUNK]
+            part[...] = encode(self.draw(rng, part.size), dtype)
+
+    def redraw_into(self, rng: np.random.Generator, out: np.ndarray, dtype: str) -> None:
+        """Fill `out` (a buffer's storage) with other values from this domain, fast: for the anti-cheat call on new
+        inputs, whose values no record reproduces. Uniform draws in the storage precision: within [lo, hi] for
+        "uniform", within two standard deviations of the mean for "normal" (a normal draw is 6x slower); integers
+        as `draw`. 0.04 s for 32M float32 values instead of 0.5 s."""
+        if self.kind in ("fill", "int"):
+            self.draw_into(rng, out, dtype)
+            return
+        low, high = (self.a - 2 * self.b, self.a + 2 * self.b) if self.kind == "normal" else (self.a, self.b)
+        if out.dtype in (np.dtype(np.float32), np.dtype(np.float64)) and out.flags.c_contiguous:
+            rng.random(dtype=out.dtype.type, out=out)
+            target = out
+        else:
+            target = rng.random(out.size, dtype=np.float32)
+        target *= target.dtype.type(high - low)
+        target += target.dtype.type(low)
+        np.clip(target, target.dtype.type(low), target.dtype.type(high), out=target)  # rounding stays inside
+        if target is not out:
+            out[...] = encode(target, dtype)
+
     def to_json(self) -> list[Any]:
         return [self.kind, self.a, self.b]
 
 
 DOMAIN_KINDS = ("normal", "uniform", "int")
+DRAW_CHUNK = 1 << 20  # elements per draw in `Domain.draw_into` (8 MB of float64)
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,7 @@ from ..timing.bracket import WORK_LEFT_RUNNING
 from ..toolchains.binding import Snapshot
 from ..toolchains.exchange import Exchange, VerifiedCalls, buffer_digest, receive, shared_input_store
 from ..variant import Variant
+from . import reference_device
 from .compare import (
     Mismatch,
     boundary_dims,
@@ -437,12 +438,30 @@ def _call_reference(variant: Variant, snapshot: Snapshot, dims: Mapping[str, Any
             continue
         shape = shapes.get(name, array.shape) if declared or not shapes else (array.size,)
         kwargs[name] = torch.from_numpy(np.ascontiguousarray(array).reshape(shape))
-    try:
-        returned = variant.reference.function(**kwargs)
-    except Exception as exc:
-        raise CaseError(f"{variant.reference.path}: reference(**kwargs) raised {type(exc).__name__}: {exc} "
-                        f"(kwargs: {sorted(kwargs)}, dims {dict(dims)}). It must accept the kernel's parameter "
-                        "names and write outputs in place.") from exc
+    nbytes = sum(int(value.nbytes) for value in kwargs.values() if hasattr(value, "nbytes"))
+    where = reference_device.placement(variant, nbytes)
+    if where.device is not None:
+        try:
+            with reference_device.exclusive(variant, where):
+                on_device = {name: value.to(where.device) if hasattr(value, "to") else value
+                             for name, value in kwargs.items()}
+                outputs = _run_reference(variant, on_device, dims, snapshot)
+            _note_placement(variant, where, nbytes)
+            return outputs
+        except Exception as exc:  # run again on the host, and say so in the record
+            where = reference_device.Placement(None, f"the reference raised {type(exc).__name__} on {where.device} "
+                                                     f"({str(exc)[:200]}); computed on the host instead")
+            variant.record.observations["reference_device"] = where.to_json()
+            return _run_reference(variant, kwargs, dims, snapshot)
+    _note_placement(variant, where, nbytes)
+    return _run_reference(variant, kwargs, dims, snapshot)
+
+
+def _run_reference(variant: Variant, kwargs: dict[str, Any], dims: Mapping[str, Any],
+                   snapshot: Snapshot) -> dict[str, np.ndarray]:
+    """Call the reference on `kwargs` (tensors on the host or a GPU); its outputs as host float64/int64 arrays."""
+    assert variant.reference is not None
+    returned = _call(variant, kwargs, dims)
     pure = [name for name in snapshot.outputs if name not in snapshot.inputs]
     if returned is not None and pure and not any(bool(kwargs[name].any()) for name in pure):
         raise CaseError(f"{variant.reference.path}: reference(**kwargs) returned a value ({type(returned).__name__}) "
@@ -452,6 +471,23 @@ def _call_reference(variant: Variant, snapshot: Snapshot, dims: Mapping[str, Any
     return {name: kwargs[name].detach().cpu().numpy().astype(np.float64 if is_float(snapshot.dtypes[name])
                                                               else np.int64, copy=False).ravel()
             for name in snapshot.outputs}
+
+
+def _note_placement(variant: Variant, where: reference_device.Placement, nbytes: int) -> None:
+    """The record says where the branch's last large reference ran, and why (small ones always run on the host)."""
+    if where.device is not None or nbytes >= reference_device.GPU_REFERENCE_MIN_BYTES or \
+            reference_device.mode() != "auto":
+        variant.record.observations["reference_device"] = where.to_json()
+
+
+def _call(variant: Variant, kwargs: dict[str, Any], dims: Mapping[str, Any]) -> Any:
+    assert variant.reference is not None
+    try:
+        return variant.reference.function(**kwargs)
+    except Exception as exc:
+        raise CaseError(f"{variant.reference.path}: reference(**kwargs) raised {type(exc).__name__}: {exc} "
+                        f"(kwargs: {sorted(kwargs)}, dims {dict(dims)}). It must accept the kernel's parameter "
+                        "names and write outputs in place.") from exc
 
 
 def reference_key(variant: Variant, snapshot: Snapshot, dims: Mapping[str, Any],

@@ -131,6 +131,11 @@ def device_lock(name: str, *, enabled: bool = True, label: str = "", timeout_s: 
         os.close(fd)
 
 
+def held_by_this_process(name: str, directory: Path | None = None) -> bool:
+    """Whether this process holds the lock `name` now (`device_lock` would refuse to take it again)."""
+    return str(((directory or lock_dir()) / f"{_safe(name)}.lock").resolve()) in _HELD_HERE
+
+
 def _lock_file(directory: Path, name: str) -> Path:
     if not directory.is_dir():
         directory.mkdir(parents=True, exist_ok=True)

@@ -60,6 +60,7 @@ class TimeResult(TypedDict):
     checks: list[CheckedCall]
     checks_skipped: str | None  # why the timed calls were not checked (None: they were)
     worker_wall_s: float
+    worker_phases_s: NotRequired[dict[str, float]]  # bind (buffers, reset), checked_calls (with their snapshots)
     calibration: NotRequired[dict[str, Any] | None]  # what this worker measured, for the next one on the device
 
 

@@ -173,7 +173,7 @@ class WorkerState:
         # Two sets of buffers stay alive: the default dims' (costly to draw at real sizes) survive the small
         # correctness examples in between. Sizes may be large: when binding fails, it is tried once more alone.
         while len(self.bindings) >= KEPT_BINDINGS:
-            del self.bindings[next(iter(self.bindings))]
+            del self.bindings[self._evicted()]
         try:
             self.bindings[key] = self.kernel.bind(spec, self.runtime)
         except Exception:
@@ -182,6 +182,12 @@ class WorkerState:
             self.bindings.clear()
             self.bindings[key] = self.kernel.bind(spec, self.runtime)
         return self.bindings[key]
+
+    def _evicted(self) -> tuple[Any, ...]:
+        """The binding to drop: the least recently used one, but never the largest (the default dims' buffers, which
+        take seconds to draw at real sizes, outlive the small boundary and Hypothesis examples in between)."""
+        largest = max(self.bindings, key=lambda key: self.bindings[key].nbytes)
+        return next((key for key in self.bindings if key != largest), largest)
 
     def run(self, request: RunRequest) -> Snapshot:
         binding = self.binding(request["spec"])
@@ -200,10 +206,11 @@ class WorkerState:
         outputs there; the pytest side compares them with the reference (bench/run.py). The check calls are not
         part of the samples.
         """
+        started = time.perf_counter()
         binding = self.binding(request["spec"])
         assert self.kernel is not None and self.runtime is not None
         binding.reset()
-        started = time.perf_counter()
+        ready = time.perf_counter()
         # The `calibration` key is not in protocol.TimeRequest yet: read it untyped (None from the first worker).
         offered = cast(Mapping[str, Any], request).get("calibration")
         calibrated = isinstance(self.runtime, CalibratedRuntime)
@@ -222,15 +229,19 @@ class WorkerState:
         measured = time.perf_counter()
         samples = self.runtime.measure_sets([binding.launch, *(other.launch for other in others)], policy, working_set)
         measure_wall_s = time.perf_counter() - measured
+        checking = time.perf_counter()
         if unchecked is None:
             checks += new_inputs_call(binding, spec.seed, exchange)
             for index, bound in enumerate([binding, *others]):
                 checks.append(_checked_call(bound, f"the call after the last timed call (input set {index})",
                                             spec.seed + index + 1, exchange))
         del others
+        ended = time.perf_counter()
+        # Where the worker's time went besides the samples (the record's `timing.harness_phases_s`).
+        phases = {"bind": ready - started, "checked_calls": (measured - ready) + (ended - checking)}
         result: TimeResult = {"samples": samples, "device": self.runtime.describe(), "measure_wall_s": measure_wall_s,
-                              "checks": checks, "checks_skipped": unchecked,
-                              "worker_wall_s": time.perf_counter() - started}
+                              "checks": checks, "checks_skipped": unchecked, "worker_wall_s": ended - started,
+                              "worker_phases_s": phases}
         # For the next worker on this device (run/isolation.py keeps it); not in protocol.TimeResult yet.
         cast(dict[str, Any], result)["calibration"] = (cast(CalibratedRuntime, self.runtime).calibration()
                                                        if calibrated else None)

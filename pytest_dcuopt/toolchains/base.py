@@ -101,6 +101,17 @@ class Runtime(abc.ABC):
     def download(self, buffer: Any) -> np.ndarray:
         """Return a host copy of `buffer`."""
 
+    def download_into(self, buffer: Any, out: np.ndarray) -> np.ndarray:
+        """The buffer's contents as a host array: `out` (same size and type, contiguous) filled with a copy, or, where
+        the runtime's buffers are host memory, the buffer itself (valid until the next call; callers copy what
+        they keep).
+
+        For the snapshots of checked calls: at hundreds of MB, touching a fresh array's pages costs more than the
+        copy itself (0.2 s per 128 MB on a VM), and a branch makes a dozen snapshots. This default goes through
+        `download`; runtimes that can copy into existing memory override it."""
+        np.copyto(out, self.download(buffer))
+        return out
+
     @abc.abstractmethod
     def write(self, buffer: Any, array: np.ndarray) -> None:
         """Overwrite `buffer` in place with host `array` (same size); its address stays valid."""

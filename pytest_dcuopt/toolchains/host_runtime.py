@@ -21,6 +21,9 @@ class HostRuntime(Runtime):
     def download(self, buffer: np.ndarray) -> np.ndarray:
         return np.array(buffer, copy=True)
 
+    def download_into(self, buffer: np.ndarray, out: np.ndarray) -> np.ndarray:
+        return buffer  # already host memory: read in place (the snapshot copies what it keeps)
+
     def write(self, buffer: np.ndarray, array: np.ndarray) -> None:
         np.copyto(buffer, array)
 

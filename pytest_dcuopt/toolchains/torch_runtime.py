@@ -231,9 +231,14 @@ class TorchDeviceRuntime(Runtime):
         self.sync_marks = marks
 
     # ----- memory -----------------------------------------------------------------------
+    def _host_bytes(self, array: np.ndarray) -> Any:
+        """A CPU tensor over the array's bytes, without a copy where numpy allows (torch.from_numpy refuses
+        read-only memory: those are copied)."""
+        raw = np.ascontiguousarray(array).reshape(-1).view(np.uint8)
+        return self.torch.from_numpy(raw if raw.flags.writeable else raw.copy())
+
     def upload(self, array: np.ndarray) -> DeviceBuffer:
-        raw = np.ascontiguousarray(array).view(np.uint8)
-        tensor = self.torch.from_numpy(raw.copy()).to(self.device)
+        tensor = self._host_bytes(array).to(self.device)
         self.check("after copying a buffer to the device")
         return DeviceBuffer(tensor, array.dtype)
 
@@ -241,9 +246,13 @@ class TorchDeviceRuntime(Runtime):
         self.synchronize()
         return buffer.tensor.cpu().numpy().view(buffer.dtype).copy()
 
+    def download_into(self, buffer: DeviceBuffer, out: np.ndarray) -> np.ndarray:
+        self.synchronize()
+        self._host_bytes(out).copy_(buffer.tensor)  # `out` is contiguous and writable (the binding's staging)
+        return out
+
     def write(self, buffer: DeviceBuffer, array: np.ndarray) -> None:
-        raw = np.ascontiguousarray(array).view(np.uint8)
-        buffer.tensor.copy_(self.torch.from_numpy(raw.copy()))
+        buffer.tensor.copy_(self._host_bytes(array))
         self.check("after writing a buffer on the device")
 
     def pointer(self, buffer: DeviceBuffer) -> int:
