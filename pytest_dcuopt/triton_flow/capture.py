@@ -6,13 +6,23 @@ Switched on explicitly, never by importing this module:
 * `DCUOPT_TRITON_CAPTURE=DIR` for a process that calls `install_from_env()` (the plugin does, see below);
 * pytest's `--dcuopt-triton-capture DIR` (the plugin sets the variable and installs the hook at configure time).
 
-The hook wraps `CachingAutotuner.benchmark_all_configs`: before the original benchmarks the configs, the
-arguments are described (shape, stride, dtype, storage offset; scalars by value) and copied to the host; after
-it, the timings per config are recorded. Each tuned kernel gets a folder `DIR/<kernel>_<n>/` holding
-`kernel.py` (Inductor's generated module), `inputs.pt` (the arguments), `capture.json` (the record) and `run.py`
-(re-runs the kernel on those inputs, timed by the harness: `python DIR/<kernel>_<n>/run.py`). `DIR/autotune.jsonl`
-gets one line per kernel and `DIR/autotune.log` a readable table. A failure while capturing is written to
-`DIR/capture-errors.log` and never reaches the model.
+The hook wraps `CachingAutotuner.benchmark_all_configs`: before the original benchmarks the configs, the arguments
+are described (shape, stride, dtype, storage offset; scalars by value) and copied to the host; after it, the timings
+per config are recorded. `CachingAutotuner.coordinate_descent_tuning` is wrapped too: its trials and the config it
+returns (the one Inductor then runs) are added to the kernel's capture.json. Each tuned kernel gets a folder
+`DIR/<kernel>_<n>/` holding `kernel.py` (Inductor's generated module), `inputs.pt` (the arguments), `capture.json`
+(the record) and `run.py` (re-runs the kernel on those inputs, timed by the harness: `python
+DIR/<kernel>_<n>/run.py`). `DIR/autotune.jsonl` gets one line per kernel and `DIR/autotune.log` a readable table. A
+failure while capturing is written to `DIR/capture-errors.log` and never reaches the model.
+
+The times recorded are Inductor's autotuning benchmark (a `kernel_call` that clones the mutated arguments and
+launches from Python between two events, GPU otherwise idle): they include host overhead (~90 us on an H200 for
+any kernel with an in_out_ptr, 3-7 us of device time in the profiler), so they rank configs of one kernel but are
+no device time: no bandwidth is derived from them (`dcuopt triton run` times the kernel on the device).
+
+`inductor_choice()` is the one definition of "the config Inductor uses" for run, report and to-case: the
+coordinate-descent winner when coordinate descent ran (recorded here, or found in the capture's Inductor log),
+else the autotuning best.
 """
 from __future__ import annotations
 
@@ -31,6 +41,10 @@ CAPTURE_ENV = "DCUOPT_TRITON_CAPTURE"
 RECORDS = "autotune.jsonl"
 READABLE_LOG = "autotune.log"
 ERRORS = "capture-errors.log"
+AUTOTUNE_TIMING = ("Inductor's autotuning benchmark (host-launched kernel_call, mutated arguments cloned, launch "
+                   "overhead included): ranks configs of one kernel, not a device time")
+NON_KWARGS = ("num_warps", "num_ctas", "num_stages", "maxnreg", "ir_override", "num_buffers_warp_spec",
+              "num_consumer_groups", "reg_dec_producer", "reg_inc_consumer")
 RUNNER = '''"""Re-run {kernel} on the inputs captured during autotuning, timed by pytest_dcuopt's device timing."""
 import sys
 from pathlib import Path
@@ -90,8 +104,7 @@ class Recorder:
         torch.save(snapshot["inputs"], folder / "inputs.pt")
         record = {"kernel": kernel, "folder": folder.name, "source": str(source), "arg_names": snapshot["names"],
                   "args": snapshot["args"], "mutated_arg_names": mutated, "configs": configs, "best": best,
-                  "autotune_seconds": round(seconds, 4), "footprint_bytes": footprint,
-                  "footprint_gbps": footprint / (best["ms"] * 1e-3) / 1e9 if best and best["ms"] > 0 else None,
+                  "autotune_seconds": round(seconds, 4), "footprint_bytes": footprint, "timing": AUTOTUNE_TIMING,
                   "torch": torch.__version__, "correctness": "not checked: a replay times the kernel; "
                                                             "correctness needs an independent reference (to-case)"}
         (folder / "capture.json").write_text(json.dumps(record, indent=2, default=str) + "\n")
@@ -100,6 +113,21 @@ class Recorder:
             handle.write(json.dumps(record, default=str) + "\n")
         with (self.root / READABLE_LOG).open("a") as handle:
             handle.write(readable(record))
+        autotuner.dcuopt_capture_folder = folder  # coordinate descent, later on this autotuner, is added there
+
+    def coordesc(self, autotuner: Any, trials: list[dict[str, Any]], winner: Any) -> None:
+        """Add coordinate descent's trials and winner to the kernel's capture.json (when it has one)."""
+        folder = getattr(autotuner, "dcuopt_capture_folder", None)
+        if folder is None or not (Path(folder) / "capture.json").is_file():
+            return
+        record = json.loads((Path(folder) / "capture.json").read_text())
+        timed = [t["ms"] for t in trials if t["config"] == str(winner.config)]
+        record["coordesc"] = trials
+        record["coordesc_best"] = config_entry(winner, timed[-1] if timed else float("nan"))
+        (Path(folder) / "capture.json").write_text(json.dumps(record, indent=2, default=str) + "\n")
+        with (self.root / READABLE_LOG).open("a") as handle:
+            handle.write(f"== {record['kernel']} ({record['folder']}): coordinate descent, {len(trials)} trials -> "
+                         f"{record['coordesc_best']['config']} (the config Inductor runs)\n")
 
     def new_folder(self, kernel: str) -> Path:
         """`<kernel>_<n>` with the first free n: several processes (xdist workers) may record into one root."""
@@ -144,10 +172,70 @@ def readable(record: dict[str, Any]) -> str:
     best = record["best"] or {}
     lines += [f"  {c['ms']:10.4f} ms  {c['config']}" + ("  BEST" if c is best or c == best else "")
               for c in record["configs"]]
-    if record["footprint_gbps"]:
-        lines.append(f"  footprint {record['footprint_bytes'] / 1e6:.2f} MB -> {record['footprint_gbps']:.1f} GB/s at "
-                     "the best config (tensor bytes over time; not HBM traffic)")
+    lines.append(f"  footprint {record['footprint_bytes'] / 1e6:.2f} MB of tensor arguments; times: {AUTOTUNE_TIMING} "
+                 "(no bandwidth derived; `dcuopt triton run` times it on the device)")
     return "\n".join(lines) + "\n"
+
+
+def parse_config(text: str) -> dict[str, Any]:
+    """str(triton.Config) ("XBLOCK: 16, num_warps: 8, num_ctas: 1, num_stages: 1, maxnreg: None") as a config
+    entry's kwargs / num_warps / num_stages (the Inductor log gives coordinate descent's configs only as text)."""
+    kwargs: dict[str, Any] = {}
+    others: dict[str, Any] = {}
+    for part in text.split(", "):
+        key, _, value = part.partition(": ")
+        parsed: Any = int(value) if value.lstrip("-").isdigit() else (None if value == "None" else value)
+        (others if key in NON_KWARGS else kwargs)[key] = parsed
+    return {"config": text, "kwargs": kwargs, "num_warps": others.get("num_warps"),
+            "num_stages": others.get("num_stages")}
+
+
+def same_config(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """Two config entries (or parsed config texts) name the same launch: block sizes, warps and stages."""
+    left = a if "kwargs" in a else parse_config(a["config"])
+    right = b if "kwargs" in b else parse_config(b["config"])
+    return all(left.get(k) == right.get(k) for k in ("kwargs", "num_warps", "num_stages"))
+
+
+def log_entries(folder: Path) -> list[dict[str, Any]]:
+    """The kernel entries of the capture's Inductor log (`inductor.log` beside the kernel folders), if any."""
+    from .summarize import read_inductor_log
+
+    for log in (folder / "inductor.log", folder.parent / "inductor.log"):
+        if log.is_file():
+            with log.open(errors="replace") as handle:
+                return list(read_inductor_log(handle)["kernels"])
+    return []
+
+
+def inductor_choice(record: dict[str, Any], logged: Sequence[dict[str, Any]] = ()) -> dict[str, Any]:
+    """The config Inductor runs for a kernel record (capture.json, or a summary entry): the coordinate-descent
+    winner when coordinate descent ran, else the autotuning best. Coordinate descent comes from the record itself
+    (a capture with the coordinate-descent hook), else from the Inductor log entries of the same kernel with the
+    same autotuned configs. Returns {"entry", "source", "coordesc" (the trials), "note"}."""
+    trials, winner = list(record.get("coordesc") or []), record.get("coordesc_best")
+    origin, note = "the capture", ""
+    if not trials:
+        own = [c["config"] for c in record.get("configs", [])]
+        matches = [e for e in logged if e.get("kernel") == record.get("kernel") and e.get("coordesc")
+                   and [c["config"] for c in e.get("configs", [])] == own]
+        winners = {(e.get("coordesc_best") or {}).get("config") for e in matches}
+        if len(winners) == 1:
+            trials, winner, origin = list(matches[-1]["coordesc"]), matches[-1]["coordesc_best"], "the Inductor log"
+        elif matches:
+            note = (f"the Inductor log has {len(matches)} coordinate-descent runs of {record.get('kernel')} with "
+                    "different winners; which one this capture's kernel ran is unknown")
+    best = record.get("best")
+    if trials and winner:
+        entry = {**parse_config(winner["config"]), **{k: v for k, v in winner.items() if k != "config"}}
+        entry["config"] = winner["config"]
+        return {"entry": entry, "source": f"coordinate descent ({len(trials)} trials, from {origin})",
+                "coordesc": trials, "note": note}
+    if trials:
+        return {"entry": best, "source": f"the autotuning best, kept by coordinate descent ({len(trials)} trials, "
+                                         f"from {origin})", "coordesc": trials, "note": note}
+    return {"entry": best, "source": "the autotuning best (no coordinate descent recorded)", "coordesc": [],
+            "note": note}
 
 
 def install(root: Path) -> Callable[[], None]:
@@ -175,11 +263,44 @@ def install(root: Path) -> Callable[[], None]:
         return timings
 
     benchmark_all_configs.dcuopt_capture = recorder  # type: ignore[attr-defined]
+    tuning: Any = getattr(CachingAutotuner, "coordinate_descent_tuning", None)
+
+    def coordinate_descent_tuning(self: Any, launcher: Any, *args: Any, **kwargs: Any) -> Any:
+        trials: list[dict[str, Any]] = []
+        own = self.__dict__.get("bench")  # normally none: bench is the class's method
+        bench = self.bench
+
+        def recorded_bench(trial: Any, *bench_args: Any, **bench_kwargs: Any) -> Any:
+            ms = bench(trial, *bench_args, **bench_kwargs)
+            try:
+                trials.append(config_entry(trial, float(ms)))
+            except Exception:
+                recorder.failed(f"recording a coordinate-descent trial of {getattr(self.fn, '__name__', '?')}")
+            return ms
+
+        self.bench = recorded_bench
+        try:
+            winner = tuning(self, launcher, *args, **kwargs)
+        finally:
+            if own is None:
+                del self.bench
+            else:
+                self.bench = own
+        if winner is not launcher or trials:
+            try:
+                recorder.coordesc(self, trials, winner)
+            except Exception:
+                recorder.failed(f"recording coordinate descent of {getattr(self.fn, '__name__', '?')}")
+        return winner
 
     def uninstall() -> None:
         CachingAutotuner.benchmark_all_configs = original  # type: ignore[method-assign]
+        if tuning is not None:
+            CachingAutotuner.coordinate_descent_tuning = tuning  # type: ignore[method-assign]
 
     CachingAutotuner.benchmark_all_configs = benchmark_all_configs  # type: ignore[method-assign]
+    if tuning is not None:
+        CachingAutotuner.coordinate_descent_tuning = coordinate_descent_tuning  # type: ignore[method-assign]
     return uninstall
 
 

@@ -12,11 +12,21 @@ The decision follows the rules of the original workflow:
 * when the region run eagerly is measurably faster end to end (FALLBACK_MARGIN), disable the compiled region;
 * memory traffic on the global/flat path with narrow accesses or missing pointer hints: continue Triton tuning
   (pointer hints, tl.assume / tl.multiple_of, block size, warps), one change at a time.
+
+"The config Inductor uses" is `capture.inductor_choice` of the kernel's summary entries (the coordinate-descent
+winner when there is one, else the autotuning best), the same definition as `run` and `to-case`; the report says
+whether the standalone run timed it and whether the scanned artifact is that variant. Inductor's autotuning times
+are its host-timed benchmark (launch overhead included): they are shown after the device timing, labelled so.
+Paths are printed relative to the current folder (or the capture folder), not as absolute paths.
 """
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
+
+from .capture import AUTOTUNE_TIMING, inductor_choice, parse_config, same_config
 
 HOT_SHARE = 0.10
 FALLBACK_MARGIN = 0.03  # the eager run must be this much faster end to end to count (timing noise is ~1%)
@@ -40,6 +50,46 @@ def find_kernel(entries: list[dict[str, Any]], kernel: str, key: str) -> dict[st
     loose = [e for e in entries if kernel in str(e.get(key, ""))]
     found = exact or loose
     return found[0] if found else None
+
+
+def shown_path(text: str | None) -> str:
+    """A path for the report: relative to the current folder when under it, else from its capture folder (the one
+    holding autotune.jsonl) on, else as given; never an absolute path when either applies."""
+    if not text:
+        return "?"
+    path = Path(text)
+    if not path.is_absolute():
+        return text
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        pass
+    for parent in path.parents:
+        if (parent / "autotune.jsonl").is_file():
+            return str(path.relative_to(parent.parent))
+    return text
+
+
+def tuning(inputs: Inputs) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """The kernel's summary record (the capture's, which has the arguments and config kwargs, else the log's) and
+    `inductor_choice` of it over every summary entry of the kernel (the Inductor log's carry coordinate descent)."""
+    kernels = (inputs.summary or {}).get("kernels", [])
+    entries = [e for e in kernels if e.get("kernel") == inputs.kernel]
+    if not entries:
+        loose = find_kernel(kernels, inputs.kernel, "kernel")
+        entries = [loose] if loose else []
+    if not entries:
+        return None, None
+    record = next((e for e in entries if e.get("origin") == "capture"), entries[0])
+    return record, inductor_choice(record, [e for e in entries if e is not record])
+
+
+def timed_config(run: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+    """The config the standalone run timed and whether it was read back from the launcher (older run.json files
+    only say which config was asked for)."""
+    if run.get("timed"):
+        return run["timed"], True
+    return parse_config(str(run.get("requested", run["config"]))), False
 
 
 def profile_entry(inputs: Inputs) -> dict[str, Any] | None:
@@ -115,15 +165,31 @@ def _timing(inputs: Inputs, gaps: list[str]) -> list[str]:
     if run is None:
         gaps.append("standalone timing (no `dcuopt triton run` result)")
         return ["## Standalone timing", "", "(not gathered)", ""]
-    return ["## Standalone timing", "", f"Config {run['config']}: "
-            f"{run['median_ms']:.4f} ms median over {run['samples']} {run['mode']} samples "
-            f"({run['timer']}, quality {run['quality']}) on {run['device']}; autotuning had measured "
-            f"{run['autotune_ms']:.4f} ms. Footprint rate {run['footprint_gbps']:.1f} GB/s (tensor bytes / time).",
-            ""]
+    timed, verified = timed_config(run)
+    lines = ["## Standalone timing", "", f"{run['median_ms']:.4f} ms median device time over {run['samples']} "
+             f"{run['mode']} samples ({run['timer']}, quality {run['quality']}) on {run['device']}, config "
+             f"{timed['config']}. Footprint rate {run['footprint_gbps']:.1f} GB/s (tensor bytes / device time).", ""]
+    if verified:
+        lines.append(f"The timed config was {run.get('timed_read_back', 'read back from the launcher')}; re-tuning "
+                     f"{run.get('retuning', 'off')}.")
+    else:
+        lines.append("The timed config is not verified: this run.json names the config that was asked for, not the "
+                     "one Inductor's launcher ran (a replay before re-tuning was switched off could have been "
+                     "re-tuned by coordinate descent); run `dcuopt triton run` again.")
+        gaps.append("the config the standalone run actually timed (run.json from before the launcher read-back)")
+    _, choice = tuning(inputs)
+    if choice is not None and choice["entry"] is not None:
+        same = same_config(timed, choice["entry"])
+        lines.append(f"{'This is' if same else 'This is NOT'} the config Inductor uses ({choice['entry']['config']}, "
+                     f"{choice['source']}).")
+    if run.get("autotune_ms") is not None:
+        lines.append(f"Inductor's autotuning had given {run['autotune_ms']:.4f} ms for the config asked for: "
+                     f"{AUTOTUNE_TIMING}; not comparable with the device time above.")
+    return [*lines, ""]
 
 
 def _summary_entry(inputs: Inputs) -> dict[str, Any] | None:
-    return find_kernel((inputs.summary or {}).get("kernels", []), inputs.kernel, "kernel")
+    return tuning(inputs)[0]
 
 
 def _shapes(inputs: Inputs, gaps: list[str]) -> list[str]:
@@ -139,11 +205,15 @@ def _shapes(inputs: Inputs, gaps: list[str]) -> list[str]:
     else:
         gaps.append("shapes, dtypes and strides (an Inductor log has none; capture the run to record them)")
     best = entry.get("best") or {}
-    lines += ["", f"Best config: {best.get('config', '(none recorded)')} at {best.get('ms', float('nan')):.4f} ms "
-              f"(out of {len(entry.get('configs', []))} configs)."]
-    if entry.get("coordesc_best"):
-        lines.append(f"Coordinate descent then chose {entry['coordesc_best']['config']} at "
-                     f"{entry['coordesc_best']['ms']:.4f} ms.")
+    lines += ["", f"Autotuning best: {best.get('config', '(none recorded)')} at {best.get('ms', float('nan')):.4f} ms "
+              f"in Inductor's benchmark (out of {len(entry.get('configs', []))} configs)."]
+    _, choice = tuning(inputs)
+    if choice is not None and choice["entry"] is not None:
+        chosen = choice["entry"]
+        figure = f" at {chosen['ms']:.4f} ms" if chosen.get("ms") is not None else ""
+        lines.append(f"Config Inductor uses: {chosen['config']}{figure} ({choice['source']}).")
+        if choice["note"]:
+            lines.append(f"Note: {choice['note']}.")
     return [*lines, ""]
 
 
@@ -153,7 +223,7 @@ def _hints(inputs: Inputs, gaps: list[str]) -> list[str]:
         gaps.append("pointer arguments and hints (no inspect result for this kernel)")
         return ["## Pointer arguments and hints", "", "(not gathered)", ""]
     hinted = inputs.hints or {}
-    lines = ["## Pointer arguments and hints", "", f"From {hinted.get('kind')} ({hinted.get('file')}).", "",
+    lines = ["## Pointer arguments and hints", "", f"From {hinted.get('kind')} ({shown_path(hinted.get('file'))}).", "",
              "| argument | type | tt.divisibility | tt.pointer_range |", "|---|---|---|---|"]
     lines += [f"| {a['name']} | {a['type']} | {a['divisibility'] or '-'} | {a['pointer_range'] or '-'} |"
               for a in kernel["args"] if a["pointer"]]
@@ -174,17 +244,69 @@ def _scan(inputs: Inputs, gaps: list[str]) -> list[str]:
     lines += ["", f"Global memory via {verdict['dominant_path']} ({verdict['global_memory_ops']} instructions), "
               f"widest {verdict['widest_bits']} bits; atomics {verdict['atomics']}, matrix instructions "
               f"{verdict['matrix_ops']}; registry signatures: {', '.join(found[0]['signatures']) or 'none'}.", ""]
-    return lines
+    return [*lines, *_scanned_variant(inputs, found[0]["file"], gaps)]
+
+
+def scanned_config(scanned: str) -> tuple[dict[str, Any] | None, str]:
+    """The launch config of the scanned binary: its compile metadata (`<name>.json` beside it: num_warps,
+    num_stages), with the block sizes of the `.best_config` that `collect` matched it to when it is the `best/`
+    copy (`manifest.json` one folder up)."""
+    path = Path(scanned)
+    meta_file = path.with_suffix(".json")
+    if not meta_file.is_file():
+        return None, f"no compile metadata ({meta_file.name}) beside {shown_path(scanned)}"
+    meta = json.loads(meta_file.read_text())
+    found: dict[str, Any] = {"kwargs": None, "num_warps": meta.get("num_warps"), "num_stages": meta.get("num_stages")}
+    where = f"{shown_path(str(meta_file))} (warps, stages)"
+    manifest = path.parent.parent / "manifest.json"
+    if path.parent.name == "best" and manifest.is_file():
+        bests = json.loads(manifest.read_text()).get("copied", {}).get("best_config", [])
+        known = {"file", "num_warps", "num_stages", "configs_hash", "found_by_coordesc", "time_taken_ms",
+                 "triton_cache_hash", "num_ctas", "maxnreg"}
+        matching = [b for b in bests if b.get("num_warps") == found["num_warps"]
+                    and b.get("num_stages", found["num_stages"]) == found["num_stages"]]
+        if len(matching) == 1:
+            found["kwargs"] = {k: v for k, v in matching[0].items() if k not in known}
+            where += f" and {shown_path(str(manifest))} (block sizes of {matching[0].get('file', '?')})"
+    kwargs = found["kwargs"]
+    text = ", ".join([*(f"{k}: {v}" for k, v in (kwargs or {}).items()), f"num_warps: {found['num_warps']}",
+                      f"num_stages: {found['num_stages']}"])
+    return {**found, "config": text}, where
+
+
+def _scanned_variant(inputs: Inputs, scanned: str, gaps: list[str]) -> list[str]:
+    config, where = scanned_config(scanned)
+    if config is None:
+        gaps.append(f"which compiled variant was scanned ({where})")
+        return [f"Scanned variant: {shown_path(scanned)}, config unknown ({where}).", ""]
+    keys = ("num_warps", "num_stages") if config["kwargs"] is None else ("kwargs", "num_warps", "num_stages")
+    lines = [f"Scanned variant: {shown_path(scanned)}, {config['config']} (from {where})."]
+    _, choice = tuning(inputs)
+    against = [("the config Inductor uses", choice["entry"] if choice else None)]
+    if inputs.run is not None:
+        against.append(("the standalone run's timed config", timed_config(inputs.run)[0]))
+    for name, other in against:
+        if other is not None:
+            same = all(config[k] == other.get(k) for k in keys)
+            partial = "" if config["kwargs"] is not None else " (warps and stages compared; block sizes unknown)"
+            lines.append(f"- {'matches' if same else 'does NOT match'} {name} ({other['config']}){partial}")
+    return [*lines, ""]
 
 
 def _attempts(inputs: Inputs) -> list[str]:
     lines = ["## Tuning attempts", ""]
-    entry = _summary_entry(inputs)
-    tried = [(c["config"], c["ms"]) for c in (entry or {}).get("configs", [])]
-    tried += [(c["config"], c["ms"]) for c in (entry or {}).get("coordesc", [])]
+    entry, choice = tuning(inputs)
+    chosen = (choice or {}).get("entry")
+    tried = [("autotune", c) for c in (entry or {}).get("configs", [])]
+    tried += [("coordinate descent", c) for c in (choice or {}).get("coordesc", [])]
     if tried:
-        lines += ["Autotuning (configs and coordinate descent, as Inductor measured them):", "",
-                  "| config | ms |", "|---|---|"] + [f"| {c} | {ms:.4f} |" for c, ms in tried]
+        lines += [f"Autotuning configs, then coordinate descent's trials, as Inductor's benchmark measured them "
+                  f"({AUTOTUNE_TIMING}; compare them with each other only):", "",
+                  "| stage | config | ms | used |", "|---|---|---|---|"]
+        used = [i for i, (_, c) in enumerate(tried) if chosen is not None and same_config(c, chosen)]
+        kept = used[-1] if used else None  # the last trial of the used config: the one Inductor kept
+        lines += [f"| {stage} | {c['config']} | {c['ms']:.4f} | {'Inductor uses this' if i == kept else ''} |"
+                  for i, (stage, c) in enumerate(tried)]
     lines += [f"- {a['change']}: {a['ms']:.4f} ms {a.get('note', '')}".rstrip() for a in inputs.attempts]
     if not tried and not inputs.attempts:
         lines.append("(none recorded)")
@@ -196,7 +318,7 @@ def _fallback(inputs: Inputs, gaps: list[str]) -> list[str]:
     if fallback is None or "fallback_ms" not in fallback:
         gaps.append("eager-fallback timing (report --fallback MODEL.py on the GPU)")
         return ["## Eager fallback", "", "(not measured)", ""]
-    return ["## Eager fallback", "", f"Model {fallback['model']} on {fallback['device']}: compiled "
+    return ["## Eager fallback", "", f"Model {shown_path(fallback['model'])} on {fallback['device']}: compiled "
             f"{fallback['compiled_ms']:.4f} ms, with `{fallback['region']}` under torch._dynamo.disable "
             f"{fallback['fallback_ms']:.4f} ms: difference {fallback['difference_ms']:+.4f} ms "
             f"({fallback['fallback_over_compiled']:.2f}x).", ""]

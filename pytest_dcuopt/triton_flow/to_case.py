@@ -3,10 +3,11 @@ gets the same correctness and benchmark tests as a hand-written one.
 
 Written into the case folder:
 * `inductor_kernel.py`: the captured module, unchanged;
-* `kernel.triton.py`: a launcher `solve(<the kernel's arguments>)` that launches the kernel's @triton.jit
-  function with the captured winner's config, on the grid Inductor uses for pointwise and reduction kernels
-  (x/y/z numel over XBLOCK/YBLOCK/ZBLOCK). Template kernels (triton_tem_*, GEMMs) compute their grid in the
-  template: they are refused, with the reason;
+* `kernel.triton.py`: a launcher `solve(<the kernel's arguments>)` that launches the kernel's @triton.jit function
+  with the config Inductor runs (`capture.inductor_choice`: the coordinate-descent winner when coordinate descent
+  ran, from the capture or its Inductor log, else the autotuning best), on the grid Inductor uses for pointwise
+  and reduction kernels (x/y/z numel over XBLOCK/YBLOCK/ZBLOCK). Template kernels (triton_tem_*, GEMMs) compute
+  their grid in the template: they are refused, with the reason;
 * `ref.py`: every pointer argument is a flat buffer of the captured storage size (the kernel's index arithmetic
   carries the strides Inductor compiled in), `dtypes` as captured, outputs = Inductor's `out_ptr*` and
   `in_out_ptr*` arguments, the scalars as dims; `reference` is the function named by `--reference FILE:FUNC`
@@ -22,6 +23,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from .capture import inductor_choice, log_entries
 from .records import FlowError, read_json
 
 GRID_AXES = (("xnumel", "XBLOCK"), ("ynumel", "YBLOCK"), ("znumel", "ZBLOCK"))
@@ -36,8 +38,8 @@ def storage_elements(arg: dict[str, Any]) -> int:
     return 1 + sum((size - 1) * abs(stride) for size, stride in zip(arg["shape"], arg["stride"], strict=True))
 
 
-def grid_expression(record: dict[str, Any]) -> str:
-    kwargs = record["best"]["kwargs"]
+def grid_expression(record: dict[str, Any], entry: dict[str, Any] | None = None) -> str:
+    kwargs = (entry or record["best"])["kwargs"]
     names = {a["name"] for a in record["args"]}
     parts = [f"triton.cdiv({numel}, {kwargs.get(block, 1)})" for numel, block in GRID_AXES if numel in names]
     if not parts:
@@ -53,11 +55,13 @@ def grid_values(record: dict[str, Any], entry: dict[str, Any]) -> tuple[int, ...
                  for numel, block in GRID_AXES if numel in scalars)
 
 
-def launcher(record: dict[str, Any]) -> str:
-    best = record["best"]
+def launcher(record: dict[str, Any], choice: dict[str, Any] | None = None) -> str:
+    choice = choice or {"entry": record["best"], "source": "the autotuning best"}
+    best = choice["entry"]
     params = ", ".join(a["name"] for a in record["args"])
-    return f'''"""{record['kernel']} as TorchInductor generated it, launched with its autotuned config
-({best['config']}; {best['ms']:.4f} ms when autotuned)."""
+    figure = f"; {best['ms']:.4f} ms in Inductor's autotuning benchmark" if best.get("ms") is not None else ""
+    return f'''"""{record['kernel']} as TorchInductor generated it, launched with the config Inductor runs
+({best['config']}: {choice['source']}{figure})."""
 import importlib.util
 from pathlib import Path
 
@@ -71,7 +75,7 @@ CONFIG = {best['kwargs']!r}
 
 
 def solve({params}):
-    KERNEL[{grid_expression(record)}]({params}, **CONFIG,
+    KERNEL[{grid_expression(record, best)}]({params}, **CONFIG,
         num_warps={best['num_warps']}, num_stages={best['num_stages']})
 '''
 
@@ -113,8 +117,9 @@ def to_case(capture: Path, out: Path, reference: str | None = None) -> dict[str,
     inputs = {a["name"]: ("normal", 0, 1) for a in tensors if _INPUT_RE.match(a["name"])}
     if not outputs:
         raise FlowError(f"to-case: {record['kernel']} has no out_ptr/in_out_ptr argument; nothing to compare")
+    choice = inductor_choice(record, log_entries(capture.parent))
     shutil.copy2(capture / "kernel.py", out / "inductor_kernel.py")
-    (out / "kernel.triton.py").write_text(launcher(record))
+    (out / "kernel.triton.py").write_text(launcher(record, choice))
     (out / "dims.json").write_text(_json(scalars) + "\n")
     ref = [f'"""Case made by `dcuopt triton to-case` from the capture of {record["kernel"]}."""',
            reference_block(reference, out), f"shapes = {shapes!r}", f"dtypes = {dtypes!r}",
@@ -124,7 +129,8 @@ def to_case(capture: Path, out: Path, reference: str | None = None) -> dict[str,
     (out / "ref.py").write_text("\n".join(ref) + "\n")
     return {"case": str(out), "kernel": record["kernel"], "buffers": shapes, "outputs": outputs, "dims": scalars,
             "reference": reference or "missing: write reference() in ref.py",
-            "elements": {n: math.prod(s) for n, s in shapes.items()}}
+            "elements": {n: math.prod(s) for n, s in shapes.items()}, "config": choice["entry"]["config"],
+            "config_source": choice["source"]}
 
 
 def _json(value: Any) -> str:
