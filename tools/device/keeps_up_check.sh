@@ -28,10 +28,9 @@ START=$SECONDS
 
 pack() { tar -C "$W" -czf "$OUT/keeps_up_check.tgz" --exclude=./cache --exclude=./cases --exclude='*.so' . 2>/dev/null; }
 source tools/device/steps.sh  # left, step
-pytest_in() {  # pytest_in NAME CASE_DIR extra pytest arguments...: one fresh process into $W/NAME
-  local name=$1 case=$2; shift 2
-  (cd "$W/cases" && $PY -m pytest "$case" --dcuopt-toolchain=cuda -p no:randomly -p no:cacheprovider -q -rs \
-    --dcuopt-cache-dir="$W/cache" --dcuopt-run-dir="$W/$name" --junitxml="$W/$name.xml" "$@")
+pytest_in() {  # pytest_in NAME CASE_DIR 'extra pytest arguments': the command of one fresh process into $W/NAME
+  echo "cd '$W/cases' && $PY -m pytest $2 --dcuopt-toolchain=cuda -p no:randomly -p no:cacheprovider -q -rs \
+    --dcuopt-cache-dir='$W/cache' --dcuopt-run-dir='$W/$1' --junitxml='$W/$1.xml' $3"
 }
 
 rm -rf "$W/cases" && mkdir -p "$W/cases"
@@ -41,12 +40,12 @@ nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv > "$W/gpu.
 nproc >> "$W/gpu.txt"; grep -m1 "model name" /proc/cpuinfo >> "$W/gpu.txt"
 step prebuild 90 $PY tools/device/sync_check.py prebuild --case "$W/cases/sync_solve" --cache "$W/cache"
 for i in $(seq 1 "$RUNS"); do
-  step "bench$i" 60 pytest_in "bench$i" sync_solve -k benchmark --dcuopt-max-time=1.0 --dcuopt-interleave=0
+  step "bench$i" 60 bash -c "$(pytest_in "bench$i" sync_solve "-k benchmark --dcuopt-max-time=1.0 --dcuopt-interleave=0")"
 done
-step full 90 pytest_in full sync_solve --dcuopt-examples=3 --dcuopt-max-time=1.0 --dcuopt-interleave=0
+step full 90 bash -c "$(pytest_in full sync_solve "--dcuopt-examples=3 --dcuopt-max-time=1.0 --dcuopt-interleave=0")"
 for mode in cpu auto; do
-  step "mm_$mode" "$MM_S" pytest_in "mm_$mode" matmul -k "correctness and (baseline or smem_tiled)" \
-    --dcuopt-examples=3 --dcuopt-reference-device="$mode"
+  step "mm_$mode" "$MM_S" bash -c "$(pytest_in "mm_$mode" matmul "-k 'correctness and (baseline or smem_tiled)' \
+    --dcuopt-examples=3 --dcuopt-reference-device=$mode")"
 done
 echo "=== summary"  # outside the budget: seconds
 timeout 60 $PY tools/device/keeps_up_check.py --work "$W" --out "$OUT/summary.json" --md "$OUT/summary.md" \
