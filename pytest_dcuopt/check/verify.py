@@ -443,18 +443,22 @@ def _call_reference(variant: Variant, snapshot: Snapshot, dims: Mapping[str, Any
     if where.device is not None:
         try:
             with reference_device.exclusive(variant, where):
+                started = time.perf_counter()
                 on_device = {name: value.to(where.device) if hasattr(value, "to") else value
                              for name, value in kwargs.items()}
                 outputs = _run_reference(variant, on_device, dims, snapshot)
-            _note_placement(variant, where, nbytes)
+                seconds = time.perf_counter() - started
+            _note_placement(variant, where, nbytes, seconds)
             return outputs
         except Exception as exc:  # run again on the host, and say so in the record
             where = reference_device.Placement(None, f"the reference raised {type(exc).__name__} on {where.device} "
                                                      f"({str(exc)[:200]}); computed on the host instead")
             variant.record.observations["reference_device"] = where.to_json()
             return _run_reference(variant, kwargs, dims, snapshot)
-    _note_placement(variant, where, nbytes)
-    return _run_reference(variant, kwargs, dims, snapshot)
+    started = time.perf_counter()
+    outputs = _run_reference(variant, kwargs, dims, snapshot)
+    _note_placement(variant, where, nbytes, time.perf_counter() - started)
+    return outputs
 
 
 def _run_reference(variant: Variant, kwargs: dict[str, Any], dims: Mapping[str, Any],
@@ -473,11 +477,13 @@ def _run_reference(variant: Variant, kwargs: dict[str, Any], dims: Mapping[str, 
             for name in snapshot.outputs}
 
 
-def _note_placement(variant: Variant, where: reference_device.Placement, nbytes: int) -> None:
-    """The record says where the branch's last large reference ran, and why (small ones always run on the host)."""
+def _note_placement(variant: Variant, where: reference_device.Placement, nbytes: int, seconds: float) -> None:
+    """The record says where the branch's last large reference ran, why, and what it took (transfers to and from
+    the device included); small ones always run on the host and are not noted under `auto`."""
     if where.device is not None or nbytes >= reference_device.GPU_REFERENCE_MIN_BYTES or \
             reference_device.mode() != "auto":
-        variant.record.observations["reference_device"] = where.to_json()
+        variant.record.observations["reference_device"] = {**where.to_json(), "seconds": round(seconds, 4),
+                                                           "bytes": nbytes}
 
 
 def _call(variant: Variant, kwargs: dict[str, Any], dims: Mapping[str, Any]) -> Any:

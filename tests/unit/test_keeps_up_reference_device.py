@@ -57,7 +57,9 @@ def test_a_large_reference_of_a_host_branch_stays_on_the_host_with_the_reason(va
 def test_cpu_mode_is_recorded(variant: Variant) -> None:
     reference_device.set_mode("cpu")
     checked_call(variant, {"N": 100}, 0, "test")
-    assert variant.record.observations["reference_device"] == {"device": "cpu", "why": "--dcuopt-reference-device=cpu"}
+    noted = variant.record.observations["reference_device"]
+    assert (noted["device"], noted["why"]) == ("cpu", "--dcuopt-reference-device=cpu")
+    assert noted["bytes"] == 2 * 100 * 8 and 0 < noted["seconds"] < 5  # x and y, float64
 
 
 def test_a_reference_that_fails_on_its_device_runs_on_the_host_and_the_record_says_why(

@@ -86,7 +86,7 @@ def markdown(runs: list[dict[str, Any]], gpu: str) -> str:
                       "|---|---|---|---|---|---|"]
             for r in checks:
                 where = r["reference_device"] or {}
-                shown = (f"{where.get('device')}: {where.get('why')}" if where
+                shown = (f"{where.get('device')}: {where.get('why')} ({where.get('seconds')} s)" if where
                          else "not recorded (small, or computed for another branch)")
                 lines.append(f"| {r['branch']} | {r['test_s']} | {r['outcome']} | {r['correct']} | {r['examples']} | "
                              f"{shown} |")

@@ -38,11 +38,13 @@ cp -r tests/data/cases/sync_solve kernels/matmul "$W/cases/"
 echo '{"M": 8192, "N": 6144, "K": 4096}' > "$W/cases/matmul/dims.cuda.json"
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv > "$W/gpu.txt" 2>&1
 nproc >> "$W/gpu.txt"; grep -m1 "model name" /proc/cpuinfo >> "$W/gpu.txt"
+if [ "${SKIP_SYNC:-0}" != 1 ]; then  # SKIP_SYNC=1: the matmul reference steps alone
 step prebuild 90 $PY tools/device/sync_check.py prebuild --case "$W/cases/sync_solve" --cache "$W/cache"
 for i in $(seq 1 "$RUNS"); do
   step "bench$i" 60 bash -c "$(pytest_in "bench$i" sync_solve "-k benchmark --dcuopt-max-time=1.0 --dcuopt-interleave=0")"
 done
 step full 90 bash -c "$(pytest_in full sync_solve "--dcuopt-examples=3 --dcuopt-max-time=1.0 --dcuopt-interleave=0")"
+fi
 for mode in cpu auto; do
   step "mm_$mode" "$MM_S" bash -c "$(pytest_in "mm_$mode" matmul "-k 'correctness and (baseline or smem_tiled)' \
     --dcuopt-examples=3 --dcuopt-reference-device=$mode")"
