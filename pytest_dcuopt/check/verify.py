@@ -380,8 +380,9 @@ def exchange_for(variant: Variant) -> Exchange:
     """What the worker of `variant` may leave out of its snapshots (toolchains/exchange.py): the inputs this process
     holds, and the case's verified calls (none with the reference cache off: then every call is compared)."""
     cache = shared_reference_cache()
-    verified = cache.verified.tokens(case_key(variant)) if cache.max_bytes > 0 else frozenset()
-    return Exchange(shared_input_store().known(), verified)
+    caching = cache.max_bytes > 0
+    verified = cache.verified.tokens(case_key(variant)) if caching else frozenset()
+    return Exchange(shared_input_store().known(), verified, once_per_reply=caching)
 
 
 def case_key(variant: Variant) -> str:
@@ -478,8 +479,11 @@ def _run_reference(variant: Variant, kwargs: dict[str, Any], dims: Mapping[str, 
 
 
 def _note_placement(variant: Variant, where: reference_device.Placement, nbytes: int, seconds: float) -> None:
-    """The record says where the branch's last large reference ran, why, and what it took (transfers to and from
-    the device included); small ones always run on the host and are not noted under `auto`."""
+    """The record says where the branch's largest reference ran, why, and what it took (transfers to and from the
+    device included); small ones always run on the host and are not noted under `auto`."""
+    noted = variant.record.observations.get("reference_device")
+    if noted is not None and noted.get("bytes", 0) > nbytes:
+        return  # the largest reference of the branch is the one worth stating (the boundary examples are small)
     if where.device is not None or nbytes >= reference_device.GPU_REFERENCE_MIN_BYTES or \
             reference_device.mode() != "auto":
         variant.record.observations["reference_device"] = {**where.to_json(), "seconds": round(seconds, 4),

@@ -50,6 +50,19 @@ class Exchange:
 
     known_inputs: frozenset[str] = frozenset()  # input digests the pytest process holds
     verified: frozenset[str] = frozenset()  # call tokens of this case whose outputs matched the reference
+    # Within one `time` reply, a call bit-identical to an earlier one of the same reply (the checked calls before the
+    # first and after the last timed call, on the same inputs) is sent once: the pytest process compares the reply's
+    # snapshots in order and stops at the first wrong one, so a later identical call has the earlier one's verdict.
+    once_per_reply: bool = True
+
+    def after(self, snapshot: Snapshot) -> Exchange:
+        """This exchange, extended by the call `snapshot` (just taken, in the same reply) stands for. Its inputs are
+        not added: the pytest process's store may not keep them (a buffer larger than the store), and the inputs of
+        a reply's calls repeat little."""
+        token = getattr(snapshot, "token", None)
+        if not self.once_per_reply or not token:
+            return self
+        return Exchange(self.known_inputs, self.verified | {token}, True)
 
 
 def buffer_digest(name: str, dtype: str, array: np.ndarray) -> str:

@@ -7,10 +7,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from pytest_dcuopt.bench.run import measure
 from pytest_dcuopt.case.model import Branch, load_case
 from pytest_dcuopt.check import verify
 from pytest_dcuopt.check.verify import ReferenceCache, checked_call, exchange_for
 from pytest_dcuopt.report.records import BranchRecord
+from pytest_dcuopt.run.devices import LOCK_DIR_ENV
+from pytest_dcuopt.timing.policy import TimingPolicy
 from pytest_dcuopt.toolchains import make_toolchain
 from pytest_dcuopt.toolchains.binding import Snapshot
 from pytest_dcuopt.toolchains.cache import BuildCache
@@ -104,8 +107,29 @@ def test_a_real_worker_leaves_out_held_inputs_and_verified_outputs_but_never_a_d
         # With the reference cache off, nothing counts as verified: every call is compared.
         off = ReferenceCache(0)
         monkeypatch.setattr(verify, "shared_reference_cache", lambda: off)
-        assert exchange_for(baseline) == Exchange(exchange_for(baseline).known_inputs, frozenset())
+        assert exchange_for(baseline) == Exchange(exchange_for(baseline).known_inputs, frozenset(),
+                                                  once_per_reply=False)
     finally:
         for variant in (baseline, drops_tail):
             assert variant.worker is not None
             variant.worker.close()
+
+
+def test_a_timing_reply_sends_a_call_once_and_its_identical_repeat_by_token(
+        tmp_path: Path, cache: ReferenceCache, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The checked calls before the first and after the last timed call run on the same inputs: a deterministic
+    kernel gives the same bits, sent and compared once per reply. With the reference cache off every call is sent."""
+    monkeypatch.setenv(LOCK_DIR_ENV, str(tmp_path / "locks"))
+    baseline, _ = variants("xdist_merge", tmp_path)
+    quick = TimingPolicy(warmup_s=0.01, min_samples=3, min_time_s=0.0, max_time_s=0.05, side_figures=False)
+    try:
+        checks = measure(baseline, quick, 30)["checks"]
+        before, new_inputs, after = (check["snapshot"] for check in checks)
+        assert before.outputs and not before.verified and new_inputs.outputs and new_inputs.token != before.token
+        assert after.token == before.token and after.verified and after.outputs == {}
+        off = ReferenceCache(0)
+        monkeypatch.setattr(verify, "shared_reference_cache", lambda: off)
+        assert all(check["snapshot"].outputs for check in measure(baseline, quick, 30)["checks"])
+    finally:
+        assert baseline.worker is not None
+        baseline.worker.close()

@@ -60,6 +60,8 @@ def test_cpu_mode_is_recorded(variant: Variant) -> None:
     noted = variant.record.observations["reference_device"]
     assert (noted["device"], noted["why"]) == ("cpu", "--dcuopt-reference-device=cpu")
     assert noted["bytes"] == 2 * 100 * 8 and 0 < noted["seconds"] < 5  # x and y, float64
+    checked_call(variant, {"N": 7}, 0, "test")  # a smaller example after it: the larger one stays the one noted
+    assert variant.record.observations["reference_device"]["bytes"] == 2 * 100 * 8
 
 
 def test_a_reference_that_fails_on_its_device_runs_on_the_host_and_the_record_says_why(

@@ -104,7 +104,7 @@ def main() -> None:
     parser.add_argument("--md", type=Path, required=True)
     args = parser.parse_args()
     runs = [run_summary(folder) for folder in sorted(args.work.iterdir())
-            if folder.is_dir() and (folder / "state.json").is_file()]
+            if folder.is_dir() and not folder.is_symlink() and (folder / "state.json").is_file()]
     gpu = (args.work / "gpu.txt").read_text() if (args.work / "gpu.txt").is_file() else ""
     args.out.write_text(json.dumps({"gpu": gpu, "runs": runs}, indent=1) + "\n")
     args.md.write_text(markdown(runs, gpu))
