@@ -33,6 +33,15 @@ def build_model(path: Path) -> dict[str, Any]:
     return spec
 
 
+def model_path(path: Path) -> str:
+    """The model file as fallback.json names it: relative to the current folder when it is under it (no machine's
+    folder in the record), else as given."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except (OSError, ValueError):
+        return str(path)
+
+
 def kernel_shares(activities: list[Any]) -> list[dict[str, Any]]:
     """Device time per kernel name, largest first, with rank and share of the total."""
     totals: dict[str, float] = defaultdict(float)
@@ -56,7 +65,8 @@ def measure(path: Path, max_time_s: float = 2.0) -> dict[str, Any]:
     device = torch.device("cuda", torch.cuda.current_device())
     backend = TorchBackend(torch, device)
     policy = TimingPolicy(max_time_s=max_time_s, side_figures=False)
-    result: dict[str, Any] = {"model": str(path), "region": region, "device": torch.cuda.get_device_name(device)}
+    result: dict[str, Any] = {"model": model_path(path), "region": region,
+                              "device": torch.cuda.get_device_name(device)}
     with torch.no_grad():
         torch._dynamo.reset()
         compiled = torch.compile(model, **spec.get("compile", {}))

@@ -26,7 +26,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .artifacts import BEST, MANIFEST
 from .capture import AUTOTUNE_TIMING, inductor_choice, parse_config, same_config
+from .summarize import RECORDS_NAME
 
 HOT_SHARE = 0.10
 FALLBACK_MARGIN = 0.03  # the eager run must be this much faster end to end to count (timing noise is ~1%)
@@ -54,7 +56,8 @@ def find_kernel(entries: list[dict[str, Any]], kernel: str, key: str) -> dict[st
 
 def shown_path(text: str | None) -> str:
     """A path for the report: relative to the current folder when under it, else from its capture folder (the one
-    holding autotune.jsonl) on, else as given; never an absolute path when either applies."""
+    holding autotune.jsonl) or its collect folder (the one holding manifest.json and best/) on, i.e. relative to the
+    work folder holding those, else as given; never an absolute path when any applies."""
     if not text:
         return "?"
     path = Path(text)
@@ -65,7 +68,7 @@ def shown_path(text: str | None) -> str:
     except ValueError:
         pass
     for parent in path.parents:
-        if (parent / "autotune.jsonl").is_file():
+        if (parent / RECORDS_NAME).is_file() or ((parent / MANIFEST).is_file() and (parent / BEST).is_dir()):
             return str(path.relative_to(parent.parent))
     return text
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
+import shlex
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -207,10 +208,11 @@ def read_listing(path: Path) -> FileScan:
         if tool is None:
             return FileScan(path, "sass", None, {}, error=f"{cuobjdump_missing()}; or scan the .sass listing instead")
         result = run_tool([tool, "--dump-sass", str(path)], timeout=120, env=beside_on_path(tool))
+        command = shlex.join(result.command)  # the tool and its arguments, not the PATH it ran with
         if not result.ok:
-            return FileScan(path, "sass", None, {}, result.command_line,
+            return FileScan(path, "sass", None, {}, command,
                             f"cuobjdump failed (exit {result.returncode}): {result.stderr.strip()[-300:]}")
-        return FileScan(path, "sass", sass_arch(result.stdout), split_sass(result.stdout), result.command_line)
+        return FileScan(path, "sass", sass_arch(result.stdout), split_sass(result.stdout), command)
     text = path.read_text(errors="replace")
     if suffix in SASS_SUFFIXES:
         return FileScan(path, "sass", sass_arch(text), split_sass(text))

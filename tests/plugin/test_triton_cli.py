@@ -64,7 +64,12 @@ def test_summarize_collect_scan_inspect_report_on_the_h200_recording(tmp_path: P
     assert reported.returncode == 0, reported.stderr
     assert reported.stdout.startswith("decision: continue Triton tuning")
     text = (tmp_path / "report.md").read_text()
-    assert "Coordinate descent then chose XBLOCK: 512, num_warps: 16" in text
+    # coordinate descent's winner is the config Inductor uses; the scanned variant is that one
+    assert ("Config Inductor uses: XBLOCK: 512, num_warps: 16, num_ctas: 1, num_stages: 1, maxnreg: None at "
+            "0.1404") in text
+    assert ("| coordinate descent | XBLOCK: 512, num_warps: 16, num_ctas: 1, num_stages: 1, maxnreg: None | 0.1404 | "
+            "Inductor uses this |") in text
+    assert "- matches the config Inductor uses (XBLOCK: 512, num_warps: 16" in text
     assert "- eager-fallback timing (report --fallback MODEL.py on the GPU)" in text
 
 

@@ -15,6 +15,7 @@ import pytest
 
 from pytest_dcuopt.triton_flow import environment, replay
 from pytest_dcuopt.triton_flow import scan as isa_scan
+from pytest_dcuopt.triton_flow.capture import inductor_choice, same_config
 from pytest_dcuopt.triton_flow.hints import inspect_file
 from pytest_dcuopt.triton_flow.report import LEAVE, Inputs, decide, render
 from pytest_dcuopt.triton_flow.summarize import markdown, read_records, summarize
@@ -329,3 +330,192 @@ def test_every_step_exited_zero_within_the_budget() -> None:
                                                  "report", "to-case", "env"]
     assert {s[3] for s in steps} == {"0"}
     assert [int(s[5]) for s in steps] == [35, 36, 36, 38, 38, 51, 74, 74, 79]
+
+
+# --- Run 2: recorded on the H200 after the fixes ------------------------------------------------------------------
+# `BUDGET_S=190 bash tools/device/triton_capture.sh` on the same H200 after the fixes above (tests/data/
+# triton_capture_h200/run2, see the README): the pick came from the model profile (triton_poi_fused_gelu_2), the
+# replay timed the config Inductor uses, read back from the launcher, and the report decided "continue Triton
+# tuning". Paths are scrubbed to <W>/<OUT>/<REPO> as in run 1.
+
+RUN2 = DATA / "run2"
+GELU = "triton_poi_fused_gelu_2"
+GELU_FOLDER = RUN2 / "cap" / f"{GELU}_3"
+
+
+def recorded2(name: str) -> Any:
+    return json.loads((RUN2 / name).read_text())
+
+
+def run2_console_block(step: str) -> list[str]:
+    lines = (RUN2 / "console.log").read_text().splitlines()
+    start = lines.index(next(line for line in lines if line.startswith(f"--- {step}: exit ")))
+    block = []
+    for line in lines[start + 1:]:
+        if line.startswith(("=== ", "done after ")):
+            break
+        block.append(line)
+    return block
+
+
+def test_run2_recorded_on_the_h200_after_the_fixes_timed_the_config_inductor_uses() -> None:
+    """Recorded on the H200 after the fixes: run.json says the timed config was read back from Inductor's launcher
+    and equals the one asked for, and that one is the config Inductor uses: `inductor_choice` of the recorded
+    capture.json (its own coordinate-descent trials, 6 of them) gives XBLOCK 1024 / 8 warps at 0.1047 ms, not the
+    autotuning best (XBLOCK 1024 / 4 warps at 0.1084 ms)."""
+    run = recorded2("run.json")
+    assert run == json.loads((GELU_FOLDER / "run.json").read_text())
+    assert run["timed_is_requested"] is True
+    assert run["timed_read_back"] == "read back from Inductor's launcher after the timing"
+    assert run["timed"]["config"] == run["requested"] == run["config"] == config(1024, 8)
+    assert (run["timed"]["kwargs"], run["timed"]["num_warps"], run["timed"]["num_stages"]) == ({"XBLOCK": 1024}, 8, 1)
+    assert run["retuning"].startswith("off (coordinate descent, rblock scaling and autotune caches switched off")
+    record = json.loads((GELU_FOLDER / "capture.json").read_text())
+    choice = inductor_choice(record)
+    assert choice["entry"]["config"] == config(1024, 8) and choice["entry"]["ms"] == pytest.approx(0.104672)
+    assert choice["source"] == "coordinate descent (6 trials, from the capture)" and choice["note"] == ""
+    assert run["config_source"] == f"the config Inductor runs: {choice['source']}"
+    assert same_config(run["timed"], choice["entry"])
+    assert record["best"]["config"] == config(1024, 4) and not same_config(run["timed"], record["best"])
+    assert run["autotune_ms"] == choice["entry"]["ms"]  # the autotuning figure of the timed config, labelled
+    assert "not a device time" in run["autotune_timing"]
+    entry, source = replay.choose(record, GELU_FOLDER, None)  # what `run` asks for by default, on this capture
+    assert entry["config"] == run["requested"] and source == run["config_source"]
+    # The Inductor log of the same capture says the same (summary entry "inductor log": 6 trials, same winner).
+    logged = [e for e in recorded2("autotune_summary.json")["kernels"]
+              if e["kernel"] == GELU and e["origin"] == "inductor log"]
+    assert len(logged) == 1 and len(logged[0]["coordesc"]) == 6
+    assert logged[0]["coordesc_best"]["config"] == config(1024, 8)
+    # collect's .best_config (Inductor's own record of what it runs) is that config too
+    best = recorded2("art/manifest.json")["copied"]["best_config"]
+    assert [(b["XBLOCK"], b["num_warps"], b["found_by_coordesc"]) for b in best] == [(1024, 8, True)]
+    assert run["median_ms"] == pytest.approx(0.008381, abs=1e-6) and run["samples"] == 728
+    assert run["footprint_gbps"] == pytest.approx(record["footprint_bytes"] / (run["median_ms"] * 1e-3) / 1e9)
+    assert replay.describe(run) == run2_console_block("run")[:len(replay.describe(run))]
+
+
+def run2_inputs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Inputs:
+    """Run 2's report inputs with its folders laid out as on the H200: the work folder (<W>: cap/, art/) and a
+    checkout (<REPO>) as the current folder, both outside each other."""
+    work, repo = tmp_path / "triton-capture", tmp_path / "repo"
+    shutil.copytree(RUN2 / "cap", work / "cap")
+    shutil.copytree(RUN2 / "art", work / "art")
+    repo.mkdir()
+    monkeypatch.chdir(repo)
+
+    def piece(name: str) -> Any:
+        return json.loads((RUN2 / name).read_text().replace("<W>", str(work)).replace("<REPO>", str(repo)))
+
+    return Inputs(GELU, piece("autotune_summary.json"), piece("meta.json"), piece("isa_scan.json"), piece("run.json"),
+                  piece("fallback.json"))
+
+
+def test_run2_report_rendered_from_its_pieces_gives_its_decision_and_reasons(tmp_path: Path,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """Recorded on the H200 after the fixes: render() of run 2's pieces gives run 2's report.md line for line but
+    for the Scanned variant line, which printed absolute paths (<W>/art/...) and now prints them from the work
+    folder on; decide() gives the recorded decision and reasons (and the console printed the same)."""
+    inputs = run2_inputs(tmp_path, monkeypatch)
+    text = render(inputs)
+    want = (RUN2 / "report.md").read_text()
+    scanned = [line for line in want.splitlines() if line.startswith("Scanned variant: ")]
+    assert len(scanned) == 1 and scanned[0].count("<W>/") == 3  # the recorded bug: absolute paths
+    assert text == want.replace(scanned[0], scanned[0].replace("<W>/", ""))
+    assert str(tmp_path) not in text
+    assert ("Scanned variant: art/best/triton_poi_fused_gelu_2.cubin, XBLOCK: 1024, num_warps: 8, num_stages: 1 "
+            "(from art/best/triton_poi_fused_gelu_2.json (warps, stages) and art/manifest.json") in text
+    decision, reasons = decide(inputs)
+    assert decision == "continue Triton tuning"
+    assert reasons == ["running norm eagerly does not help end to end (1.01x of the compiled time)",
+                       "memory goes through global instructions at most 64 bits wide: check pointer hints and offsets",
+                       "rank 3, 18.0% of the device time: a hot spot"]
+    made = sections(text)
+    assert made["Decision"] == sections(want)["Decision"]
+    assert run2_console_block("report")[-5:-1] == [f"decision: {decision}", *[f"  {r}" for r in reasons]]
+    timing = made["Standalone timing"]
+    assert timing.index("0.0084 ms median device time over 728 cold samples") < timing.index("0.1047 ms")
+    assert f"This is the config Inductor uses ({config(1024, 8)}, coordinate descent (6 trials" in timing
+    assert f"- matches the config Inductor uses ({config(1024, 8)})" in text
+    assert f"- matches the standalone run's timed config ({config(1024, 8)})" in text
+    assert ("Model tools/device/triton_capture.py on NVIDIA H200: compiled 0.0474 ms, with `norm` under "
+            "torch._dynamo.disable 0.0476 ms: difference +0.0002 ms (1.01x).") in text
+
+
+def test_run2_decision_changes_with_its_figures(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Run 2's "continue" comes from its figures: with the gelu kernel at rank 5 and 5% it is "leave it", with the
+    eager run 10% faster it is "disable the compiled region", with 128-bit accesses the memory reason changes."""
+    inputs = run2_inputs(tmp_path, monkeypatch)
+    fallback = inputs.fallback or {}
+    cold = {**fallback, "kernels": [{**k, "rank": 5, "share": 0.05} if k["kernel"] == GELU else k
+                                    for k in fallback["kernels"]]}
+    assert decide(Inputs(GELU, inputs.summary, inputs.hints, inputs.scan, inputs.run, cold))[0] == LEAVE
+    faster = {**fallback, "fallback_ms": 0.9 * fallback["compiled_ms"], "fallback_over_compiled": 0.9}
+    assert decide(Inputs(GELU, inputs.summary, inputs.hints, inputs.scan, inputs.run, faster))[0] == (
+        "disable the compiled region")
+    scan = json.loads(json.dumps(inputs.scan))
+    scan["functions"][0]["verdict"] = {**scan["functions"][0]["verdict"], "widest_bits": 128, "wide_128bit": True}
+    decision, reasons = decide(Inputs(GELU, inputs.summary, inputs.hints, scan, inputs.run, fallback))
+    assert decision == "continue Triton tuning" and "memory path global, widest 128 bits" in reasons
+
+
+def test_run2_pick_came_from_the_model_profile() -> None:
+    """Recorded on the H200 after the fixes: pick.json says the kernel was picked by the compiled model's profile
+    (device time, rank 3, 17.5% in the profile the pick step took), not by the host-timed autotuning figure (by
+    which the softmax kernel, 0.1652 ms, would have been picked). `pick` on run 2's capture records with the
+    report's profile (fallback.json, a later profile of the same model: rank 3, 18.0%) picks the same kernel."""
+    import importlib.util
+
+    picked = recorded2("pick.json")
+    assert (picked["kernel"], picked["folder"]) == (GELU, f"<W>/cap/{GELU}_3")
+    assert picked["picked_by"] == ("largest device time in the compiled model's profile among the captured "
+                                   "kernels: rank 3, 0.0073 ms, 17.5%")
+    spec = importlib.util.spec_from_file_location("triton_capture_tool", Path(__file__).resolve().parents[2] / "tools"
+                                                  / "device" / "triton_capture.py")
+    assert spec is not None and spec.loader is not None
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    kernel, folder, note = tool.pick(RUN2 / "cap", recorded2("fallback.json")["kernels"])
+    assert (kernel, folder) == (GELU, GELU_FOLDER)
+    assert note.startswith("largest device time in the compiled model's profile") and "rank 3" in note
+    kernel, _, note = tool.pick(RUN2 / "cap", None)
+    assert kernel == KERNEL and "host-timed" in note
+
+
+def test_run2_scan_of_the_recorded_sass_gives_the_recorded_scan() -> None:
+    """The SASS of run 2's scanned cubin (art/best, XBLOCK 1024 / 8 warps) scans as recorded: 160 instructions,
+    one 64-bit global load and one 64-bit global store (4 fp16 per thread: 1024 elements over 256 threads)."""
+    result = isa_scan.scan([RUN2 / "art" / "best" / f"{GELU}.sass"], kernel=GELU)
+    want = recorded2("isa_scan.json")
+    assert [{k: v for k, v in f.items() if k != "file"} for f in result["functions"]] == [
+        {k: v for k, v in f.items() if k != "file"} for f in want["functions"]]
+    found = result["functions"][0]
+    assert found["instructions"] == 160 and {(m["space"], m["op"], m["width_bits"]): m["count"]
+                                             for m in found["memory"]} == {("global", "load", 64): 1,
+                                                                           ("global", "store", 64): 1}
+    assert isa_scan.describe(result)[:2] == run2_console_block("scan")[:2]
+    # the recorded bug: the scan's "tool" held the whole PATH it ran with; see test_triton_flow_scan.py for the fix
+    assert want["files"][0]["tool"].startswith("PATH=")
+
+
+def test_run2_every_step_exited_zero_within_the_budget() -> None:
+    """Run 2's steps: the nine steps in order, each exit 0, done at 109 s (BUDGET_S=190); console.log agrees."""
+    steps = [line.split() for line in (RUN2 / "steps.txt").read_text().splitlines()]
+    assert [s[1].rstrip(":") for s in steps] == ["capture", "summarize", "collect", "scan", "inspect", "run",
+                                                 "report", "to-case", "env"]
+    assert {s[3] for s in steps} == {"0"}
+    assert [int(s[5]) for s in steps] == [41, 42, 59, 61, 62, 74, 101, 102, 109]
+    console = (RUN2 / "console.log").read_text().splitlines()
+    assert [line for line in console if line.startswith("--- ")] == (RUN2 / "steps.txt").read_text().splitlines()
+    assert any(line.startswith("done after 109 s") for line in console)
+    assert environment.describe(recorded2("env.json")) == run2_console_block("env")[:len(
+        environment.describe(recorded2("env.json")))]
+
+
+def test_run2_fixtures_hold_no_local_path() -> None:
+    """Every committed fixture file (both runs, and the README) is scrubbed: no temporary folder and no work folder
+    of either machine (the H200's work folder and checkout, this machine's)."""
+    for path in DATA.rglob("*"):
+        if path.is_file():
+            text = path.read_text(errors="replace")
+            for folder in ("tmp", "work"):
+                assert f"/{folder}/" not in text, (path, folder)

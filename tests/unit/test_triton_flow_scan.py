@@ -3,6 +3,7 @@ made here without a GPU) and a cubin TorchInductor built on an H200 (tests/data/
 from __future__ import annotations
 
 import importlib.util
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -83,6 +84,19 @@ def test_an_inductor_cubin_recorded_on_the_h200() -> None:
     assert entry["verdict"]["widest_bits"] == 16
     template = only(scan([H200 / "cache" / "triton"], kernel="triton_tem_fused_addmm_gelu_t_3"), "sm_90a")
     assert any(name.startswith("HGMMA.") for name in template["matrix"])
+
+
+@pytest.mark.skipif(find_cuobjdump() is None, reason="no cuobjdump (Triton's bundled one or the CUDA toolkit's)")
+def test_the_scan_records_the_dump_command_without_its_environment() -> None:
+    """isa_scan.json's "tool" is the command that dumped a cubin: the tool and its arguments. The H200 run's
+    (tests/data/triton_capture_h200/run2/isa_scan.json) began with `PATH=...`, the whole PATH cuobjdump ran with."""
+    tool = find_cuobjdump()
+    result = scan([H200 / "cache" / "triton"], kernel="triton_poi_fused_gelu_2")
+    cubins = [entry for entry in result["files"] if entry["file"].endswith(".cubin")]
+    assert cubins
+    for entry in cubins:
+        assert shlex.split(entry["tool"]) == [tool, "--dump-sass", entry["file"]]
+        assert "PATH=" not in entry["tool"]
 
 
 def test_an_unknown_kernel_is_said_not_skipped() -> None:
