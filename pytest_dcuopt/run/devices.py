@@ -114,9 +114,16 @@ def device_lock(name: str, *, enabled: bool = True, label: str = "", timeout_s: 
                                "it would wait for ever; time the inner measurement without taking the lock again "
                                "(bench.run.measure(..., lock=False) inside a held lock)")
     fd = _open_lock(path)
+    turn = _open_lock(path.with_name(path.name + ".turn"))
     try:
         started = time.perf_counter()
-        waited_for = _acquire(fd, path, timeout_s, poll_s, started)
+        # Fairness: a waiter holds the turnstile while it waits for the lock, so a holder that releases the lock and
+        # asks again at once (back-to-back measurements) queues behind it instead of taking the lock straight back.
+        _acquire(turn, path, timeout_s, poll_s, started)
+        try:
+            waited_for = _acquire(fd, path, timeout_s, poll_s, started)
+        finally:
+            fcntl.flock(turn, fcntl.LOCK_UN)
         hold = LockHold(name, str(path), held=True, waited_s=time.perf_counter() - started, waited_for=waited_for,
                         acquired_at=time.time())
         _HELD_HERE.add(key)
@@ -129,6 +136,7 @@ def device_lock(name: str, *, enabled: bool = True, label: str = "", timeout_s: 
             fcntl.flock(fd, fcntl.LOCK_UN)
     finally:
         os.close(fd)
+        os.close(turn)
 
 
 def held_by_this_process(name: str, directory: Path | None = None) -> bool:

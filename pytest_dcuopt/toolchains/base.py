@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
+import numpy as np
+
 from ..errors import ToolchainUnavailable
 from ..isa.model import IsaDump, ResourceUsage
 
@@ -109,7 +111,9 @@ class Runtime(abc.ABC):
         For the snapshots of checked calls: at hundreds of MB, touching a fresh array's pages costs more than the
         copy itself (0.2 s per 128 MB on a VM), and a branch makes a dozen snapshots. This default goes through
         `download`; runtimes that can copy into existing memory override it."""
-        np.copyto(out, self.download(buffer))
+        import numpy
+
+        numpy.copyto(out, self.download(buffer))
         return out
 
     @abc.abstractmethod
