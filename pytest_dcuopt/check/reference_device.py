@@ -88,6 +88,16 @@ def _device_name() -> str:
     return str(torch.cuda.get_device_name(0))
 
 
+def release_memory(where: Placement) -> None:
+    """Hand the reference's GPU memory back to the driver: torch's caching allocator would keep it reserved in the
+    pytest process, out of reach of the kernel workers (a branch near the device's memory would fail to allocate)."""
+    if where.device is None or not where.device.startswith("cuda"):
+        return
+    import torch
+
+    torch.cuda.empty_cache()
+
+
 @contextmanager
 def exclusive(variant: Variant, where: Placement) -> Iterator[None]:
     """Hold the GPU's device lock around a reference computed on it (unless this process holds it already: the

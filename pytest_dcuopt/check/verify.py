@@ -445,9 +445,13 @@ def _call_reference(variant: Variant, snapshot: Snapshot, dims: Mapping[str, Any
         try:
             with reference_device.exclusive(variant, where):
                 started = time.perf_counter()
-                on_device = {name: value.to(where.device) if hasattr(value, "to") else value
-                             for name, value in kwargs.items()}
-                outputs = _run_reference(variant, on_device, dims, snapshot)
+                try:
+                    on_device = {name: value.to(where.device) if hasattr(value, "to") else value
+                                 for name, value in kwargs.items()}
+                    outputs = _run_reference(variant, on_device, dims, snapshot)
+                finally:
+                    on_device = {}
+                    reference_device.release_memory(where)
                 seconds = time.perf_counter() - started
             _note_placement(variant, where, nbytes, seconds)
             return outputs
