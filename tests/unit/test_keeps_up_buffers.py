@@ -110,3 +110,32 @@ def test_the_transfer_phase_is_the_round_trip_less_the_workers_own_time() -> Non
     assert request_phases(reply, 2.0, 0.125) == {"bind": 0.25, "checked_calls": 0.75, "transfer": 0.5,
                                                  "compare": 0.125}
     assert request_phases({}, 2.0, 0.0)["transfer"] == 0.0  # an older worker's reply: no split claimed
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "int32", "uint8", "float64"])
+def test_the_references_inputs_decode_into_reused_memory_with_decodes_values(dtype: str) -> None:
+    """check/verify.py decodes a reference's read-only inputs into memory kept per input name and shape: the values
+    are `decode`'s, and the second decode of the same shape writes into the first one's array."""
+    from pytest_dcuopt.check.verify import _DecodedInputs
+
+    decoded = _DecodedInputs()
+    rng = np.random.default_rng(3)
+    first, second = (encode(rng.normal(0, 50, 1000) if "int" not in dtype else rng.integers(0, 200, 1000), dtype)
+                     for _ in range(2))
+    one = decoded.into("x", first, dtype)
+    np.testing.assert_array_equal(one, decode(first, dtype))
+    assert one.dtype == decode(first, dtype).dtype
+    two = decoded.into("x", second, dtype)
+    assert two is one and decoded.owns(two)
+    np.testing.assert_array_equal(two, decode(second, dtype))
+    assert decoded.into("y", first, dtype) is not one  # another input: its own memory
+
+
+def test_the_decoded_inputs_stay_within_their_memory_bound() -> None:
+    from pytest_dcuopt.check.verify import _DecodedInputs
+
+    decoded = _DecodedInputs()
+    decoded.max_bytes = 3 * 8000
+    for name in "abcde":
+        decoded.into(name, np.zeros(1000, np.float32), "float32")
+    assert [key[0] for key in decoded.arrays] == ["c", "d", "e"]  # least recently used out
