@@ -11,7 +11,8 @@
 #             (workers A, A' and S = A slowed 5%): >= 100 A/A and >= 100 slowed comparisons, each judged by the
 #             gate's rule (with its re-measurements) and by pytest-benchmark's median:5% check on the same samples
 #   sessions  real pytest sessions as a cross-check: a first A run, then SESSIONS A runs (each gated against the A
-#             run before it) and SESSIONS slowed runs (each gated against the last A run)
+#             run before it) and SESSIONS slowed runs (each gated against the last A run); SESSIONS_ONLY=1 runs env,
+#             prebuild and this step alone (about 2-3 minutes on an H200)
 # $OUT gets summary.json + summary.md (rates, counts, lock check) and gate_check.tgz (state.json files, logs, the
 # in-process per-round detail). Everything is packed after each step, so a run cut short still returns what it has.
 # Prerequisites as tools/device/sync_check.sh (python3 with CUDA torch, pytest, pytest-benchmark, hypothesis, nvcc;
@@ -33,7 +34,7 @@ LOCK_DIMS=${LOCK_DIMS:-}  # e.g. '{"N": 4194304}': the lock case's default dims 
 LOCK_ARGS=${LOCK_ARGS:-}  # more pytest options of the two lock sessions, e.g. --dcuopt-sizes=l2,l2_edge
 mkdir -p "$OUT" "$W"
 source tools/device/device_env.sh
-PY=python3
+PY=${PY:-python3}
 REPO=$PWD
 DRV="$PY $REPO/tools/device/gate_check.py"
 CASE=gate_injected
@@ -67,12 +68,12 @@ step env 40 $PY tools/device/h200_evidence.py env --out "$W/env.json"
 step prebuild 90 bash -c "cd '$W/cases' && $PY -m pytest $CASE $LOCKED --dcuopt-toolchain=$TOOLCHAIN -k 'test_isa or \
   test_correctness' -p no:randomly -p no:cacheprovider -q --dcuopt-examples=5 --dcuopt-cache-dir='$W/cache' \
   --dcuopt-run-dir='$W/prebuild'"
-step locks ${LOCKS_S:-60} bash -c "( $(lock_session lock_a) ) > '$W/lock_a.log' 2>&1 & ( $(lock_session lock_b) ) \
+[ "${SESSIONS_ONLY:-0}" = 1 ] || step locks ${LOCKS_S:-60} bash -c "( $(lock_session lock_a) ) > '$W/lock_a.log' 2>&1 & ( $(lock_session lock_b) ) \
   > '$W/lock_b.log' 2>&1 & wait; $DRV locks --states '$W/lock_a/state.json' '$W/lock_b/state.json' \
   --out '$W/locks.json'"
 PAIRS=()
 if [ "${LOCKS_ONLY:-0}" != 1 ]; then  # LOCKS_ONLY=1: env, prebuild and the two-session lock check alone
-step inproc $((INPROC_S + 25)) $DRV measure --case "$W/cases/$CASE" --toolchain "$TOOLCHAIN" --cache "$W/cache" --work "$W/inproc" \
+[ "${SESSIONS_ONLY:-0}" = 1 ] || step inproc $((INPROC_S + 25)) $DRV measure --case "$W/cases/$CASE" --toolchain "$TOOLCHAIN" --cache "$W/cache" --work "$W/inproc" \
      --out "$W/inproc.json" --rounds "$ROUNDS" --percent 5 --max-time "$MAX_TIME" --budget "$INPROC_S"
 step session_a0 25 bash -c "$(session a0 0)"
 previous=a0
