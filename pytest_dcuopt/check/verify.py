@@ -492,9 +492,10 @@ class _DecodedInputs(threading.local):
         array = self.arrays.pop(key, None)
         if array is None:
             array = np.empty(stored.shape, wanted)
-        self.arrays[key] = array
-        while sum(kept.nbytes for kept in self.arrays.values()) > self.max_bytes and len(self.arrays) > 1:
-            self.arrays.popitem(last=False)
+        if array.nbytes <= self.max_bytes:  # one larger than the whole bound is used once and freed
+            self.arrays[key] = array
+            while sum(kept.nbytes for kept in self.arrays.values()) > self.max_bytes:
+                self.arrays.popitem(last=False)
         if dtype == "bfloat16":
             array[...] = decode(stored, dtype)
         else:

@@ -139,3 +139,5 @@ def test_the_decoded_inputs_stay_within_their_memory_bound() -> None:
     for name in "abcde":
         decoded.into(name, np.zeros(1000, np.float32), "float32")
     assert [key[0] for key in decoded.arrays] == ["c", "d", "e"]  # least recently used out
+    huge = decoded.into("f", np.zeros(4000, np.float32), "float32")  # 32 KB of float64: over the whole bound
+    assert not decoded.owns(huge) and [key[0] for key in decoded.arrays] == ["c", "d", "e"]  # used once, not kept
