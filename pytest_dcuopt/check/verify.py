@@ -439,7 +439,7 @@ def _call_reference(variant: Variant, snapshot: Snapshot, dims: Mapping[str, Any
         else:  # a read-only input: decoded into this thread's scratch memory, reused call after call
             array = _DECODED.into(name, snapshot.inputs[name], dtype)
         if absolute and is_float(dtype):
-            array = np.abs(array, out=array) if array.ndim and _DECODED.owns(array) else np.abs(array)
+            array = np.abs(array, out=array)  # every array here is this call's own (fresh, or the scratch)
         if array.ndim == 0:
             kwargs[name] = array.item()
             continue

@@ -226,18 +226,15 @@ class WorkerState:
         exchange = request.get("exchange")
         if unchecked is None:
             checks.append(_checked_call(binding, "the call before the first timed call", spec.seed, exchange))
-            exchange = _extended(exchange, checks)
         measured = time.perf_counter()
         samples = self.runtime.measure_sets([binding.launch, *(other.launch for other in others)], policy, working_set)
         measure_wall_s = time.perf_counter() - measured
         checking = time.perf_counter()
         if unchecked is None:
-            checks += new_inputs_call(binding, spec.seed, exchange)
-            exchange = _extended(exchange, checks)
+            checks += new_inputs_call(binding, spec.seed, _extended(exchange, checks))
             for index, bound in enumerate([binding, *others]):
                 checks.append(_checked_call(bound, f"the call after the last timed call (input set {index})",
-                                            spec.seed + index + 1, exchange))
-                exchange = _extended(exchange, checks)
+                                            spec.seed + index + 1, _extended(exchange, checks)))
         del others
         ended = time.perf_counter()
         # Where the worker's time went besides the samples (the record's `timing.harness_phases_s`).
@@ -272,10 +269,10 @@ NEW_INPUTS = ("That call ran right after the timed calls, on the same buffers, w
 
 
 def _extended(exchange: Exchange | None, checks: list[CheckedCall]) -> Exchange | None:
-    """The exchange for the next checked call of this reply: what the last one sent need not be sent again."""
-    if exchange is None or not checks:
+    """The exchange for the next checked call of this reply: a call the reply already holds is not sent again."""
+    if exchange is None:
         return exchange
-    return exchange.after(checks[-1]["snapshot"])
+    return exchange.after(check["snapshot"] for check in checks)
 
 
 def snapshot_of(binding: Any, exchange: Exchange | None) -> Snapshot:

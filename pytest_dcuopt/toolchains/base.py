@@ -20,8 +20,6 @@ from ..errors import ToolchainUnavailable
 from ..isa.model import IsaDump, ResourceUsage
 
 if TYPE_CHECKING:
-    import numpy as np
-
     from ..case.cabi import Param
     from ..case.model import Branch
     from ..timing.policy import Samples, TimingPolicy
@@ -111,9 +109,7 @@ class Runtime(abc.ABC):
         For the snapshots of checked calls: at hundreds of MB, touching a fresh array's pages costs more than the
         copy itself (0.2 s per 128 MB on a VM), and a branch makes a dozen snapshots. This default goes through
         `download`; runtimes that can copy into existing memory override it."""
-        import numpy
-
-        numpy.copyto(out, self.download(buffer))
+        np.copyto(out, self.download(buffer))
         return out
 
     @abc.abstractmethod

@@ -267,11 +267,14 @@ class CAbiBinding:
         return staging
 
 
+JUNK_FLOATS = Domain("uniform", 0.0, 1.0)
+
+
 def junk_into(rng: np.random.Generator, out: np.ndarray, dtype: str) -> None:
-    """`out[...] = encode(junk_values(rng, out.size, dtype), dtype)`, drawn straight into `out` where its storage
-    is float32 or float64."""
-    if is_float(dtype) and out.dtype in (np.dtype(np.float32), np.dtype(np.float64)) and out.flags.c_contiguous:
-        rng.random(dtype=out.dtype.type, out=out)
+    """`out[...] = encode(junk_values(rng, out.size, dtype), dtype)`; floats drawn straight into `out` where its
+    storage allows (the uniform fill of `Domain.redraw_into`)."""
+    if is_float(dtype):
+        JUNK_FLOATS.redraw_into(rng, out, dtype)
     else:
         out[...] = encode(junk_values(rng, out.size, dtype), dtype)
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 import hashlib
 import os
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -55,14 +55,14 @@ class Exchange:
     # snapshots in order and stops at the first wrong one, so a later identical call has the earlier one's verdict.
     once_per_reply: bool = True
 
-    def after(self, snapshot: Snapshot) -> Exchange:
-        """This exchange, extended by the call `snapshot` (just taken, in the same reply) stands for. Its inputs are
-        not added: the pytest process's store may not keep them (a buffer larger than the store), and the inputs of
-        a reply's calls repeat little."""
-        token = getattr(snapshot, "token", None)
-        if not self.once_per_reply or not token:
+    def after(self, snapshots: Iterable[Snapshot]) -> Exchange:
+        """This exchange, extended by the calls `snapshots` (taken earlier in the same reply) stand for. Their inputs
+        are not added: the pytest process's store may not keep them (a buffer larger than the store), and the inputs
+        of a reply's calls repeat little."""
+        tokens = {token for snapshot in snapshots if (token := getattr(snapshot, "token", None))}
+        if not self.once_per_reply or not tokens:
             return self
-        return Exchange(self.known_inputs, self.verified | {token}, True)
+        return Exchange(self.known_inputs, self.verified | tokens, True)
 
 
 def buffer_digest(name: str, dtype: str, array: np.ndarray) -> str:

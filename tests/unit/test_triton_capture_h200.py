@@ -27,18 +27,18 @@ FOLDER = DATA / "cap" / f"{KERNEL}_4"
 SASS = DATA / "art" / "best" / f"{KERNEL}.sass"
 
 
-def recorded(name: str) -> Any:
-    return json.loads((DATA / name).read_text())
+def recorded(name: str, folder: Path = DATA) -> Any:
+    return json.loads((folder / name).read_text())
 
 
 def config(xblock: int, warps: int) -> str:
     return f"XBLOCK: {xblock}, num_warps: {warps}, num_ctas: 1, num_stages: 1, maxnreg: None"
 
 
-def console_block(step: str) -> list[str]:
-    """The lines a step printed, from the H200 run's console.log (after its `--- step: exit` line, up to the next
+def console_block(step: str, folder: Path = DATA) -> list[str]:
+    """The lines a step printed, from an H200 run's console.log (after its `--- step: exit` line, up to the next
     step's `===` line or the script's `done after` line)."""
-    lines = (DATA / "console.log").read_text().splitlines()
+    lines = (folder / "console.log").read_text().splitlines()
     start = lines.index(next(line for line in lines if line.startswith(f"--- {step}: exit ")))
     block = []
     for line in lines[start + 1:]:
@@ -343,27 +343,12 @@ GELU = "triton_poi_fused_gelu_2"
 GELU_FOLDER = RUN2 / "cap" / f"{GELU}_3"
 
 
-def recorded2(name: str) -> Any:
-    return json.loads((RUN2 / name).read_text())
-
-
-def run2_console_block(step: str) -> list[str]:
-    lines = (RUN2 / "console.log").read_text().splitlines()
-    start = lines.index(next(line for line in lines if line.startswith(f"--- {step}: exit ")))
-    block = []
-    for line in lines[start + 1:]:
-        if line.startswith(("=== ", "done after ")):
-            break
-        block.append(line)
-    return block
-
-
 def test_run2_recorded_on_the_h200_after_the_fixes_timed_the_config_inductor_uses() -> None:
     """Recorded on the H200 after the fixes: run.json says the timed config was read back from Inductor's launcher
     and equals the one asked for, and that one is the config Inductor uses: `inductor_choice` of the recorded
     capture.json (its own coordinate-descent trials, 6 of them) gives XBLOCK 1024 / 8 warps at 0.1047 ms, not the
     autotuning best (XBLOCK 1024 / 4 warps at 0.1084 ms)."""
-    run = recorded2("run.json")
+    run = recorded("run.json", RUN2)
     assert run == json.loads((GELU_FOLDER / "run.json").read_text())
     assert run["timed_is_requested"] is True
     assert run["timed_read_back"] == "read back from Inductor's launcher after the timing"
@@ -382,16 +367,16 @@ def test_run2_recorded_on_the_h200_after_the_fixes_timed_the_config_inductor_use
     entry, source = replay.choose(record, GELU_FOLDER, None)  # what `run` asks for by default, on this capture
     assert entry["config"] == run["requested"] and source == run["config_source"]
     # The Inductor log of the same capture says the same (summary entry "inductor log": 6 trials, same winner).
-    logged = [e for e in recorded2("autotune_summary.json")["kernels"]
+    logged = [e for e in recorded("autotune_summary.json", RUN2)["kernels"]
               if e["kernel"] == GELU and e["origin"] == "inductor log"]
     assert len(logged) == 1 and len(logged[0]["coordesc"]) == 6
     assert logged[0]["coordesc_best"]["config"] == config(1024, 8)
     # collect's .best_config (Inductor's own record of what it runs) is that config too
-    best = recorded2("art/manifest.json")["copied"]["best_config"]
+    best = recorded("art/manifest.json", RUN2)["copied"]["best_config"]
     assert [(b["XBLOCK"], b["num_warps"], b["found_by_coordesc"]) for b in best] == [(1024, 8, True)]
     assert run["median_ms"] == pytest.approx(0.008381, abs=1e-6) and run["samples"] == 728
     assert run["footprint_gbps"] == pytest.approx(record["footprint_bytes"] / (run["median_ms"] * 1e-3) / 1e9)
-    assert replay.describe(run) == run2_console_block("run")[:len(replay.describe(run))]
+    assert replay.describe(run) == console_block("run", RUN2)[:len(replay.describe(run))]
 
 
 def run2_inputs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Inputs:
@@ -431,7 +416,7 @@ def test_run2_report_rendered_from_its_pieces_gives_its_decision_and_reasons(tmp
                        "rank 3, 18.0% of the device time: a hot spot"]
     made = sections(text)
     assert made["Decision"] == sections(want)["Decision"]
-    assert run2_console_block("report")[-5:-1] == [f"decision: {decision}", *[f"  {r}" for r in reasons]]
+    assert console_block("report", RUN2)[-5:-1] == [f"decision: {decision}", *[f"  {r}" for r in reasons]]
     timing = made["Standalone timing"]
     assert timing.index("0.0084 ms median device time over 728 cold samples") < timing.index("0.1047 ms")
     assert f"This is the config Inductor uses ({config(1024, 8)}, coordinate descent (6 trials" in timing
@@ -465,7 +450,7 @@ def test_run2_pick_came_from_the_model_profile() -> None:
     report's profile (fallback.json, a later profile of the same model: rank 3, 18.0%) picks the same kernel."""
     import importlib.util
 
-    picked = recorded2("pick.json")
+    picked = recorded("pick.json", RUN2)
     assert (picked["kernel"], picked["folder"]) == (GELU, f"<W>/cap/{GELU}_3")
     assert picked["picked_by"] == ("largest device time in the compiled model's profile among the captured "
                                    "kernels: rank 3, 0.0073 ms, 17.5%")
@@ -474,7 +459,7 @@ def test_run2_pick_came_from_the_model_profile() -> None:
     assert spec is not None and spec.loader is not None
     tool = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(tool)
-    kernel, folder, note = tool.pick(RUN2 / "cap", recorded2("fallback.json")["kernels"])
+    kernel, folder, note = tool.pick(RUN2 / "cap", recorded("fallback.json", RUN2)["kernels"])
     assert (kernel, folder) == (GELU, GELU_FOLDER)
     assert note.startswith("largest device time in the compiled model's profile") and "rank 3" in note
     kernel, _, note = tool.pick(RUN2 / "cap", None)
@@ -485,14 +470,14 @@ def test_run2_scan_of_the_recorded_sass_gives_the_recorded_scan() -> None:
     """The SASS of run 2's scanned cubin (art/best, XBLOCK 1024 / 8 warps) scans as recorded: 160 instructions,
     one 64-bit global load and one 64-bit global store (4 fp16 per thread: 1024 elements over 256 threads)."""
     result = isa_scan.scan([RUN2 / "art" / "best" / f"{GELU}.sass"], kernel=GELU)
-    want = recorded2("isa_scan.json")
+    want = recorded("isa_scan.json", RUN2)
     assert [{k: v for k, v in f.items() if k != "file"} for f in result["functions"]] == [
         {k: v for k, v in f.items() if k != "file"} for f in want["functions"]]
     found = result["functions"][0]
     assert found["instructions"] == 160 and {(m["space"], m["op"], m["width_bits"]): m["count"]
                                              for m in found["memory"]} == {("global", "load", 64): 1,
                                                                            ("global", "store", 64): 1}
-    assert isa_scan.describe(result)[:2] == run2_console_block("scan")[:2]
+    assert isa_scan.describe(result)[:2] == console_block("scan", RUN2)[:2]
     # the recorded bug: the scan's "tool" held the whole PATH it ran with; see test_triton_flow_scan.py for the fix
     assert want["files"][0]["tool"].startswith("PATH=")
 
@@ -507,8 +492,8 @@ def test_run2_every_step_exited_zero_within_the_budget() -> None:
     console = (RUN2 / "console.log").read_text().splitlines()
     assert [line for line in console if line.startswith("--- ")] == (RUN2 / "steps.txt").read_text().splitlines()
     assert any(line.startswith("done after 109 s") for line in console)
-    assert environment.describe(recorded2("env.json")) == run2_console_block("env")[:len(
-        environment.describe(recorded2("env.json")))]
+    assert environment.describe(recorded("env.json", RUN2)) == console_block("env", RUN2)[:len(
+        environment.describe(recorded("env.json", RUN2)))]
 
 
 def test_run2_fixtures_hold_no_local_path() -> None:
