@@ -285,7 +285,7 @@ def snapshot_of(binding: Any, exchange: Exchange | None) -> Snapshot:
 
 def _checked_call(binding: Any, label: str, seed: int, exchange: Exchange | None = None) -> CheckedCall:
     """One call on pristine inputs with junk (finite, earlier-result-like) outputs; its snapshot for the check."""
-    binding.reset()
+    getattr(binding, "reset_inputs", binding.reset)()  # the outputs get junk next: poisoning them first is wasted
     binding.scramble_outputs(seed)
     binding.launch()
     return {"call": label, "snapshot": snapshot_of(binding, exchange), "setup": JUNK_OUTPUTS}

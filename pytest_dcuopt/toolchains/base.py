@@ -112,6 +112,11 @@ class Runtime(abc.ABC):
         np.copyto(out, self.download(buffer))
         return out
 
+    def host_empty(self, count: int, dtype: np.dtype[Any]) -> np.ndarray:
+        """Uninitialized host memory for `count` elements that this runtime copies to and from its buffers (the
+        binding's host arrays and staging). Device runtimes may hand back page-locked memory (faster copies)."""
+        return np.empty(count, dtype=dtype)
+
     @abc.abstractmethod
     def write(self, buffer: Any, array: np.ndarray) -> None:
         """Overwrite `buffer` in place with host `array` (same size); its address stays valid."""

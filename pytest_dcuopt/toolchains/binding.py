@@ -10,7 +10,7 @@ crash the worker, which is then reported as a crash).
 from __future__ import annotations
 
 import ctypes
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -119,17 +119,21 @@ class CAbiBinding:
         self._first_digests: dict[str, str] = {}  # of the first inputs, while `redraw_inputs` replaced them
         self._redrawn_digests: dict[int, dict[str, str]] = {}  # per redraw seed, filled as `_digests` when current
         self._staging: dict[str, np.ndarray] = {}  # host memory the snapshots download into, reused call after call
+        # Buffers whose device copy holds exactly `_host[name]` (guard included): written or checked since the last
+        # launch. `reset` skips them: at hundreds of MB a needless upload costs more than the kernel.
+        self._matching: set[str] = set()
         for param in self.params:
             if param.pointer:
                 self._host[param.name] = self._initial(param, spec, rng)
                 self._sizes[param.name] = numel(spec.shapes[param.name])
                 self._buffers[param.name] = runtime.upload(self._host[param.name])
+                self._matching.add(param.name)
         self._args = [self._argument(p, spec) for p in self.params]
 
     def _initial(self, param: Param, spec: BindSpec, rng: np.random.Generator) -> np.ndarray:
         count = numel(spec.shapes[param.name])
         dtype = storage_dtype(param.dtype)
-        array = np.empty(count + guard_elements(count, dtype.itemsize), dtype=dtype)
+        array = self.runtime.host_empty(count + guard_elements(count, dtype.itemsize), dtype)
         array[count:] = poison_value(param.dtype)
         is_input = param.const or param.name in spec.domains
         if is_input:
@@ -147,6 +151,7 @@ class CAbiBinding:
         raise KeyError(f"no value for scalar parameter {param.name!r}: add it to dims.json or to ref.py `inputs`")
 
     def launch(self) -> None:
+        self._matching.clear()  # the kernel may write any buffer (a const one too: snapshots catch that)
         self._entry(*self._args)
 
     @property
@@ -156,8 +161,20 @@ class CAbiBinding:
 
     def reset(self) -> None:
         """Restore pristine buffers (poisoned outputs, original inputs) before a checked call."""
-        for name, array in self._host.items():
-            self.runtime.write(self._buffers[name], array)
+        self._restore(self._host)
+
+    def reset_inputs(self) -> None:
+        """Restore the input and in/out buffers only: for a call whose outputs `scramble_outputs` fills next."""
+        self._restore([name for name in self._host if name not in self._outputs()])
+
+    def _restore(self, names: Iterable[str]) -> None:
+        for name in names:
+            if name not in self._matching:
+                self.runtime.write(self._buffers[name], self._host[name])
+                self._matching.add(name)
+
+    def _outputs(self) -> set[str]:
+        return {p.name for p in self.params if p.pointer and not p.const and p.name not in self._inout}
 
     def scramble_outputs(self, seed: int) -> None:
         """Fill the pure outputs with finite junk that looks like an earlier result (not the NaN poison).
@@ -175,6 +192,7 @@ class CAbiBinding:
             array[count:] = host[count:]
             junk_into(rng, array[:count], param.dtype)
             self.runtime.write(self._buffers[param.name], array)
+            self._matching.discard(param.name)
 
     def redraw_inputs(self, seed: int) -> None:
         """Write new input values (drawn with `seed`) into the same buffers; pure outputs keep what they hold.
@@ -193,7 +211,8 @@ class CAbiBinding:
             if not param.pointer or not (param.const or param.name in self._inout):
                 continue
             if param.name not in drawn:  # guards keep their poison: a copy of the buffer with new values in front
-                array = self._host[param.name].copy()
+                array = self.runtime.host_empty(len(self._host[param.name]), self._host[param.name].dtype)
+                np.copyto(array, self._host[param.name])
                 count = self._sizes[param.name]
                 domain = self._domains.get(param.name, default_domain(param.dtype))
                 domain.redraw_into(rng, array[:count], param.dtype)
@@ -201,11 +220,13 @@ class CAbiBinding:
             self._drawn.setdefault(param.name, self._host[param.name])
             self._host[param.name] = drawn[param.name]
             self.runtime.write(self._buffers[param.name], drawn[param.name])
+            self._matching.add(param.name)
 
     def restore_inputs(self) -> None:
         """The inputs as first drawn again (on the device at the next `reset`)."""
         for name, array in self._drawn.items():
             self._host[name] = array
+            self._matching.discard(name)
         if self._drawn:
             self._digests = self._first_digests
         self._drawn = {}
@@ -247,6 +268,8 @@ class CAbiBinding:
             if param.const:
                 if not _same_bits(current[:count], pristine[:count]):
                     problems.append(f"modified its const input buffer {param.name!r}")
+                elif overrun is None:
+                    self._matching.add(param.name)  # untouched, guard included: the next reset needs no upload
             else:
                 outputs[param.name] = current[:count]
                 output_digests[param.name] = buffer_digest(param.name, param.dtype, outputs[param.name])
@@ -263,7 +286,8 @@ class CAbiBinding:
     def _staging_for(self, name: str) -> np.ndarray:
         staging = self._staging.get(name)
         if staging is None:
-            staging = self._staging[name] = np.empty_like(self._host[name])
+            host = self._host[name]
+            staging = self._staging[name] = self.runtime.host_empty(len(host), host.dtype)
         return staging
 
 

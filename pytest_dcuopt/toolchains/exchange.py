@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
+import xxhash
 
 INPUT_STORE_ENV = "DCUOPT_INPUT_STORE_MB"  # 0: every snapshot carries its inputs
 DEFAULT_INPUT_STORE_MB = 2048
@@ -66,11 +67,13 @@ class Exchange:
 
 
 def buffer_digest(name: str, dtype: str, array: np.ndarray) -> str:
-    """A buffer's name, declared type, storage type, shape and bytes (SHA-256: ~2 GB/s with CPU support)."""
+    """A buffer's name, declared type, storage type, shape and bytes. XXH3-128 (~30 GB/s; SHA-256 does ~2 GB/s,
+    0.2 s for a checked call's 384 MB at the H200's sizes): the digests tell apart buffers of honest kernels,
+    not adversaries, so a non-cryptographic 128-bit hash is enough."""
     contiguous = np.ascontiguousarray(array)
-    digest = hashlib.sha256(f"{name}:{dtype}:{contiguous.dtype.str}:{contiguous.shape};".encode())
+    digest = xxhash.xxh3_128(f"{name}:{dtype}:{contiguous.dtype.str}:{contiguous.shape};".encode())
     digest.update(contiguous.reshape(-1).view(np.uint8).data)
-    return digest.hexdigest()[:32]
+    return digest.hexdigest()
 
 
 def call_token(dims: Mapping[str, Any], input_digests: Mapping[str, str], output_digests: Mapping[str, str]) -> str:

@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import abc
 import ctypes
+import os
 import re
+import weakref
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -55,6 +57,11 @@ STICKY_CUDA_ERRORS = {
     719: "cudaErrorLaunchFailure", 999: "cudaErrorUnknown",
 }
 STICKY_NOT_REALLY = {701}  # out of resources is a launch error, not sticky
+# The binding's host arrays and staging of at least PIN_MIN_BYTES are page-locked (cudaHostRegister), so copies to
+# and from the device go by DMA at full link speed instead of through the driver's pageable bounce buffers.
+PIN_ENV = "DCUOPT_PINNED_HOST"  # 0: pageable host memory (correct, slower copies)
+PIN_MIN_BYTES = 4 << 20
+PORTABLE = ctypes.c_uint(1)  # CU_MEMHOSTREGISTER_PORTABLE: page-locked for every context
 # torch's wording of a runtime error -> its name (for runtimes without an ErrorSource).
 _TORCH_WORDS = {
     "an illegal memory access was encountered": "cudaErrorIllegalAddress",
@@ -223,9 +230,22 @@ class TorchDeviceRuntime(Runtime):
         self._backend: TorchBackend | None = None
         self._offered: DeviceCalibration | None = None  # from the first worker on this device (timing.calibration)
         self._nvml: Any = _nvml_handle(device_index) if self.api == "cuda" else None
+        self._driver: Any = None
+        self.host_memory = self._host_memory_mode()
 
     def attach_errors(self, source: ErrorSource) -> None:
         self.errors = source
+
+    def _host_memory_mode(self) -> str:
+        if os.environ.get(PIN_ENV, "1") == "0":
+            return f"pageable ({PIN_ENV}=0)"
+        if self.api != "cuda":
+            return "pageable: page-locking is implemented for CUDA only (hipHostRegister untested: no HIP device here)"
+        try:
+            self._driver = ctypes.CDLL("libcuda.so.1")
+        except OSError as exc:
+            return f"pageable: the CUDA driver library did not load for page-locking ({exc})"
+        return f"page-locked (cuMemHostRegister) for host arrays of {PIN_MIN_BYTES >> 20} MiB or more"
 
     def attach_sync_marks(self, marks: SyncMarks | None) -> None:
         self.sync_marks = marks
@@ -236,6 +256,25 @@ class TorchDeviceRuntime(Runtime):
         read-only memory: those are copied)."""
         raw = np.ascontiguousarray(array).reshape(-1).view(np.uint8)
         return self.torch.from_numpy(raw if raw.flags.writeable else raw.copy())
+
+    def host_empty(self, count: int, dtype: np.dtype[Any]) -> np.ndarray:
+        array = np.empty(count, dtype=dtype)
+        if array.nbytes >= PIN_MIN_BYTES and self.host_memory.startswith("page-locked"):
+            self._pin(array)
+        return array
+
+    def _pin(self, array: np.ndarray) -> None:
+        """Page-lock `array`'s memory until it is freed. Through the driver API, which keeps no last-error state:
+        a refusal (a locked-memory limit) cannot surface later as another call's error. Where it fails, later
+        arrays stay pageable and `describe()` says why."""
+        address = ctypes.c_void_p(array.ctypes.data)
+        code = int(self._driver.cuMemHostRegister_v2(address, ctypes.c_size_t(array.nbytes), PORTABLE))
+        if code != 0:
+            self.host_memory = (f"pageable: cuMemHostRegister of {array.nbytes} bytes failed with CUresult {code}; "
+                                f"copies are correct, only slower. {PIN_ENV}=0 skips the attempt")
+            return
+        # numpy clears an array's weak references before it frees the memory: unregistered first.
+        weakref.finalize(array, self._driver.cuMemHostUnregister, address)
 
     def upload(self, array: np.ndarray) -> DeviceBuffer:
         tensor = self._host_bytes(array).to(self.device)
@@ -348,6 +387,7 @@ class TorchDeviceRuntime(Runtime):
             "multiprocessors": getattr(properties, "multi_processor_count", None),
             "l2_bytes": getattr(properties, "L2_cache_size", None),
             "memory_bytes": getattr(properties, "total_memory", None),
+            "host_memory": self.host_memory,
             "arch": (getattr(properties, "gcnArchName", None) if self.api == "hip"
                      else f"sm_{properties.major}{properties.minor}"),
         }

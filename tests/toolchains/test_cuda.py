@@ -316,3 +316,29 @@ def test_blocking_calls_in_a_cu_solve_go_through_the_sync_hooks(tmp_path: Path) 
                               check=True).stdout
     for name in ("dcuopt_sync_begin", "dcuopt_sync_end", "dcuopt_sync_read"):
         assert name in exported
+
+
+@skip_if_no_cuda_device
+def test_large_host_arrays_are_page_locked_and_copy_both_ways(monkeypatch: pytest.MonkeyPatch) -> None:
+    import gc
+
+    import numpy as np
+    import torch
+
+    from pytest_dcuopt.toolchains.torch_runtime import PIN_ENV, PIN_MIN_BYTES, TorchDeviceRuntime
+
+    runtime = TorchDeviceRuntime(0)
+    assert runtime.describe()["host_memory"].startswith("page-locked"), runtime.host_memory
+    large = runtime.host_empty(PIN_MIN_BYTES // 4, np.dtype(np.float32))
+    small = runtime.host_empty(1024, np.dtype(np.float32))
+    assert torch.from_numpy(large).is_pinned() and not torch.from_numpy(small).is_pinned()
+    large[:] = np.arange(large.size, dtype=np.float32)
+    buffer = runtime.upload(large)
+    back = runtime.download_into(buffer, runtime.host_empty(large.size, np.dtype(np.float32)))
+    np.testing.assert_array_equal(back, large)
+    del large, back
+    gc.collect()  # unregistered before numpy frees the memory: nothing to see but no fault
+    monkeypatch.setenv(PIN_ENV, "0")
+    pageable = TorchDeviceRuntime(0)
+    assert pageable.host_memory.startswith("pageable")
+    assert not torch.from_numpy(pageable.host_empty(PIN_MIN_BYTES // 4, np.dtype(np.float32))).is_pinned()

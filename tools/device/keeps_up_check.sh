@@ -9,7 +9,8 @@
 #   bench1..$RUNS  tests/data/cases/sync_solve (N = 32M, two 128 MiB buffers), benchmarks only (-k benchmark: each
 #                  branch is checked at the boundary dims first, as after a deselected correctness test)
 #   full           the same case, correctness (3 drawn examples) and benchmarks in one process
-#   mm_cpu, mm_auto  kernels/matmul's baseline and smem_tiled cuda branches at M=8192, N=6144, K=4096 (float32,
+#   bench_pageable with PAGEABLE_RUN=1: one more bench run with DCUOPT_PINNED_HOST=0 (pageable host memory)
+#   mm_cpu, mm_auto  (not with SKIP_MM=1) kernels/matmul's baseline and smem_tiled cuda branches at M=8192, N=6144, K=4096 (float32,
 #                  K = 4096 reductions), correctness only, with --dcuopt-reference-device=cpu and =auto
 # $OUT gets summary.json + summary.md (tools/device/keeps_up_check.py) and keeps_up_check.tgz (state.json files,
 # JUnit XML, logs). Everything is packed after each step. Prerequisites as tools/device/sync_check.sh.
@@ -43,9 +44,13 @@ step prebuild 90 $PY tools/device/sync_check.py prebuild --case "$W/cases/sync_s
 for i in $(seq 1 "$RUNS"); do
   step "bench$i" 60 bash -c "$(pytest_in "bench$i" sync_solve "-k benchmark --dcuopt-max-time=1.0 --dcuopt-interleave=0")"
 done
+if [ "${PAGEABLE_RUN:-0}" = 1 ]; then  # one more benchmarks-only run with pageable host memory, for comparison
+  step bench_pageable 60 env DCUOPT_PINNED_HOST=0 bash -c "$(pytest_in bench_pageable sync_solve \
+    "-k benchmark --dcuopt-max-time=1.0 --dcuopt-interleave=0")"
+fi
 step full 90 bash -c "$(pytest_in full sync_solve "--dcuopt-examples=3 --dcuopt-max-time=1.0 --dcuopt-interleave=0")"
 fi
-for mode in cpu auto; do
+[ "${SKIP_MM:-0}" = 1 ] || for mode in cpu auto; do
   step "mm_$mode" "$MM_S" bash -c "$(pytest_in "mm_$mode" matmul "-k 'correctness and (baseline or smem_tiled)' \
     --dcuopt-examples=3 --dcuopt-reference-device=$mode")"
 done
