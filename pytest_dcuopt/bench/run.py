@@ -35,7 +35,14 @@ from typing import Any
 import pytest
 
 from ..case.sizes import BenchSize
-from ..check.verify import check_default_once, checked_call, exchange_for, output_mismatches, reject_work_left_running
+from ..check.verify import (
+    check_default_once,
+    checked_call,
+    exchange_for,
+    output_mismatches,
+    reference_seconds,
+    reject_work_left_running,
+)
 from ..errors import CaseError, TimedCallsWrong
 from ..run.devices import LockHold, TimingLock, device_lock
 from ..timing.policy import Samples, TimingPolicy, significant, summarize
@@ -115,20 +122,24 @@ def measure(variant: Variant, policy: TimingPolicy, timeout_s: float, spec: Bind
         reply["device_lock"] = hold.to_json()  # after the release: with how long it was held
     else:
         reply, round_trip_s = time_request()
-    comparing = time.perf_counter()
+    comparing, computed = time.perf_counter(), reference_seconds()
     reply["timed_calls_checked"] = check_timed_calls(variant, spec, reply)
     reject_work_left_running(variant, reply["samples"].extra)  # device timing: work left on another stream
-    reply["phases_s"] = request_phases(reply, round_trip_s, time.perf_counter() - comparing)
+    reply["phases_s"] = request_phases(reply, round_trip_s, time.perf_counter() - comparing,
+                                       reference_seconds() - computed)
     return reply
 
 
-def request_phases(reply: dict[str, Any], round_trip_s: float, compare_s: float) -> dict[str, float]:
+def request_phases(reply: dict[str, Any], round_trip_s: float, compare_s: float,
+                   reference_s: float = 0.0) -> dict[str, float]:
     """Where a timing request's time went besides the samples: the worker's own phases (binding the buffers, the
     checked calls with their snapshots), `transfer` (the pipe both ways and putting back what the snapshots left
-    out) and `compare` (the checked calls' outputs against the reference, on this side)."""
+    out), `reference` (computing the reference for inputs it had not seen: decoding them, the call, wherever it ran)
+    and `compare` (the rest of checking the calls' outputs, on this side)."""
     phases = {name: float(seconds) for name, seconds in reply.get("worker_phases_s", {}).items()}
     phases["transfer"] = max(0.0, round_trip_s - float(reply.get("worker_wall_s", round_trip_s)))
-    phases["compare"] = compare_s
+    phases["reference"] = reference_s
+    phases["compare"] = max(0.0, compare_s - reference_s)
     return phases
 
 

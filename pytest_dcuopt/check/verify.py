@@ -20,6 +20,7 @@ import os
 import textwrap
 import threading
 import time
+import warnings
 from collections import OrderedDict
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
@@ -413,47 +414,37 @@ def reference_outputs(variant: Variant, snapshot: Snapshot, dims: Mapping[str, A
     outputs = _call_reference(variant, snapshot, dims, shapes, absolute)
     for array in outputs.values():
         array.flags.writeable = False  # shared by every caller: nobody may change it
+    seconds = time.perf_counter() - started
+    _REFERENCE_CLOCK.seconds = reference_seconds() + seconds
     if key is not None:
-        cache.put(key, outputs, time.perf_counter() - started)
+        cache.put(key, outputs, seconds)
     return dict(outputs)
+
+
+class _ReferenceClock(threading.local):
+    seconds = 0.0
+
+
+_REFERENCE_CLOCK = _ReferenceClock()
+
+
+def reference_seconds() -> float:
+    """Seconds this thread has spent computing references (inputs decoded, the reference run, wherever it ran):
+    a timing record splits its harness time's `compare` phase with it."""
+    return _REFERENCE_CLOCK.seconds
 
 
 def _call_reference(variant: Variant, snapshot: Snapshot, dims: Mapping[str, Any],
                     shapes: Mapping[str, tuple[int, ...]], absolute: bool) -> dict[str, np.ndarray]:
-    import torch
-
-    assert variant.reference is not None
-    declared = variant.reference.shapes is not None
-    # An in/out buffer appears in both: the reference must start from what the kernel started from.
-    # Pure outputs start as zeros (np.zeros: pages the reference does not write are never touched), so only the
-    # inputs are decoded.
-    kwargs: dict[str, Any] = {}
-    names = [p.name for p in variant.params] or list(snapshot.inputs) + list(snapshot.outputs)
-    for name in dict.fromkeys(names):
-        dtype = snapshot.dtypes[name]
-        if name in snapshot.outputs and name not in snapshot.inputs:
-            stored = snapshot.outputs[name]
-            array = np.zeros(stored.shape, np.float64 if is_float(dtype) else np.int64)
-        elif name in snapshot.outputs or snapshot.inputs[name].ndim == 0:  # in/out: it becomes the cached output
-            array = decode(snapshot.inputs[name], dtype)
-        else:  # a read-only input: decoded into this thread's scratch memory, reused call after call
-            array = _DECODED.into(name, snapshot.inputs[name], dtype)
-        if absolute and is_float(dtype):
-            array = np.abs(array, out=array)  # every array here is this call's own (fresh, or the scratch)
-        if array.ndim == 0:
-            kwargs[name] = array.item()
-            continue
-        shape = shapes.get(name, array.shape) if declared or not shapes else (array.size,)
-        kwargs[name] = torch.from_numpy(np.ascontiguousarray(array).reshape(shape))
-    nbytes = sum(int(value.nbytes) for value in kwargs.values() if hasattr(value, "nbytes"))
+    names = _reference_names(variant, snapshot)
+    nbytes = sum(8 * _stored(snapshot, name).size for name in names if _stored(snapshot, name).ndim)  # in float64
     where = reference_device.placement(variant, nbytes)
     if where.device is not None:
         try:
             with reference_device.exclusive(variant, where):
                 started = time.perf_counter()
                 try:
-                    on_device = {name: value.to(where.device) if hasattr(value, "to") else value
-                                 for name, value in kwargs.items()}
+                    on_device = _reference_kwargs(variant, snapshot, names, shapes, absolute, where.device)
                     outputs = _run_reference(variant, on_device, dims, snapshot)
                 finally:
                     on_device = {}
@@ -465,11 +456,74 @@ def _call_reference(variant: Variant, snapshot: Snapshot, dims: Mapping[str, Any
             where = reference_device.Placement(None, f"the reference raised {type(exc).__name__} on {where.device} "
                                                      f"({str(exc)[:200]}); computed on the host instead")
             variant.record.observations["reference_device"] = where.to_json()
-            return _run_reference(variant, kwargs, dims, snapshot)
+            return _run_reference(variant, _reference_kwargs(variant, snapshot, names, shapes, absolute), dims,
+                                  snapshot)
     started = time.perf_counter()
-    outputs = _run_reference(variant, kwargs, dims, snapshot)
+    outputs = _run_reference(variant, _reference_kwargs(variant, snapshot, names, shapes, absolute), dims, snapshot)
     _note_placement(variant, where, nbytes, time.perf_counter() - started)
     return outputs
+
+
+def _reference_names(variant: Variant, snapshot: Snapshot) -> list[str]:
+    return list(dict.fromkeys([p.name for p in variant.params] or list(snapshot.inputs) + list(snapshot.outputs)))
+
+
+def _stored(snapshot: Snapshot, name: str) -> np.ndarray:
+    """What the reference starts `name` from: a pure output's stored array stands for its shape only."""
+    return snapshot.inputs[name] if name in snapshot.inputs else snapshot.outputs[name]
+
+
+# Storage types a GPU converts to float64/int64 exactly as `decode` does on the host (bfloat16 and the unsigned
+# 32/64-bit types are decoded on the host, then sent).
+_DEVICE_DECODES = {"float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool"}
+
+
+def _reference_kwargs(variant: Variant, snapshot: Snapshot, names: list[str], shapes: Mapping[str, tuple[int, ...]],
+                      absolute: bool, device: str | None = None) -> dict[str, Any]:
+    """The reference's keyword arguments: float64/int64 tensors (scalars as Python numbers), on `device` or the host.
+
+    An in/out buffer appears in both the inputs and the outputs: the reference starts from what the kernel started
+    from. Pure outputs start as zeros. On a GPU the inputs go as stored (float32: half the bytes of float64) and are
+    converted there; on the host, read-only inputs are decoded into reused scratch memory (`_DECODED`).
+    `absolute`: the absolute values of the float arrays (see `reference_outputs`).
+    """
+    import torch
+
+    assert variant.reference is not None
+    declared = variant.reference.shapes is not None
+    kwargs: dict[str, Any] = {}
+    for name in names:
+        dtype, stored = snapshot.dtypes[name], _stored(snapshot, name)
+        if stored.ndim == 0:
+            value = decode(stored, dtype)
+            kwargs[name] = (np.abs(value) if absolute and is_float(dtype) else value).item()
+            continue
+        shape = shapes.get(name, stored.shape) if declared or not shapes else (stored.size,)
+        wanted = torch.float64 if is_float(dtype) else torch.int64
+        if name not in snapshot.inputs:
+            # On the host np.zeros: pages the reference does not write are never touched (torch.zeros writes them).
+            kwargs[name] = (torch.zeros(shape, dtype=wanted, device=device) if device is not None else
+                            torch.from_numpy(np.zeros(shape, np.float64 if is_float(dtype) else np.int64)))
+            continue
+        if device is not None:
+            kwargs[name] = _on_device(stored, dtype, wanted, device).reshape(shape)
+        else:
+            in_place = name in snapshot.outputs  # in/out: it becomes the cached output, so a fresh array
+            array = decode(stored, dtype) if in_place else _DECODED.into(name, stored, dtype)
+            kwargs[name] = torch.from_numpy(np.ascontiguousarray(array).reshape(shape))
+        if absolute and is_float(dtype):
+            kwargs[name].abs_()  # every tensor here is this call's own (fresh, on the device, or the scratch)
+    return kwargs
+
+
+def _on_device(stored: np.ndarray, dtype: str, wanted: Any, device: str) -> Any:
+    import torch
+
+    host = stored if dtype in _DEVICE_DECODES else decode(stored, dtype)
+    with warnings.catch_warnings():  # read-only arrays (the shared input store): only read here, copied to the device
+        warnings.simplefilter("ignore", UserWarning)
+        raw = torch.from_numpy(np.ascontiguousarray(host).reshape(-1))
+    return raw.to(device).to(wanted)
 
 
 class _DecodedInputs(threading.local):

@@ -97,7 +97,7 @@ def test_a_timing_request_says_where_its_time_went(tmp_path: Path, monkeypatch: 
         unchecked = measure(variant, QUICK, 30, check=False)
     finally:
         variant.worker.close()
-    assert set(checked["phases_s"]) == {"bind", "checked_calls", "transfer", "compare"}
+    assert set(checked["phases_s"]) == {"bind", "checked_calls", "transfer", "reference", "compare"}
     assert all(seconds >= 0 for seconds in checked["phases_s"].values())
     assert checked["timed_calls_checked"] == 3 and checked["phases_s"]["checked_calls"] > 0
     # without checked calls the worker spends (almost) nothing around the samples
@@ -108,7 +108,8 @@ def test_a_timing_request_says_where_its_time_went(tmp_path: Path, monkeypatch: 
 def test_the_transfer_phase_is_the_round_trip_less_the_workers_own_time() -> None:
     reply = {"worker_wall_s": 1.5, "worker_phases_s": {"bind": 0.25, "checked_calls": 0.75}}
     assert request_phases(reply, 2.0, 0.125) == {"bind": 0.25, "checked_calls": 0.75, "transfer": 0.5,
-                                                 "compare": 0.125}
+                                                 "reference": 0.0, "compare": 0.125}
+    assert request_phases(reply, 2.0, 0.5, 0.375)["compare"] == 0.125  # the reference's part is its own phase
     assert request_phases({}, 2.0, 0.0)["transfer"] == 0.0  # an older worker's reply: no split claimed
 
 

@@ -83,3 +83,38 @@ def test_the_gpu_lock_is_not_taken_twice_inside_a_hold(tmp_path: Path) -> None:
     with device_lock("gpu-test", directory=tmp_path):
         assert held_by_this_process("gpu-test", tmp_path)
     assert not held_by_this_process("gpu-test", tmp_path)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "float64", "int32", "uint8", "uint32", "bool"])
+@pytest.mark.parametrize("absolute", [False, True])
+def test_inputs_converted_on_a_device_equal_the_hosts_decoding(dtype: str, absolute: bool) -> None:
+    """On a GPU the reference's inputs are sent as stored and converted there; torch's CPU device runs that same
+    code here and must give exactly the host's arguments (in/out, pure output, scalar and read-only input)."""
+    from types import SimpleNamespace
+
+    import numpy as np
+    import torch
+
+    from pytest_dcuopt.case.buffers import Domain, storage_dtype
+    from pytest_dcuopt.toolchains.binding import Snapshot
+
+    rng = np.random.default_rng(3)
+    stored = np.empty(1000, storage_dtype(dtype))
+    domain = Domain("uniform", -4.0, 4.0) if dtype not in ("uint8", "uint32", "bool") else Domain("int", 0, 1)
+    domain.draw_into(rng, stored, dtype)
+    inout = stored[::-1].copy()
+    stored.flags.writeable = False  # as in the session's input store
+    snapshot = Snapshot(inputs={"x": stored, "acc": inout, "n": np.asarray(-3)},
+                        outputs={"acc": inout.copy(), "y": np.zeros(1000, storage_dtype(dtype))},
+                        dtypes={"x": dtype, "acc": dtype, "y": dtype, "n": "int32"}, problems=[])
+    variant = SimpleNamespace(reference=SimpleNamespace(shapes={"x": "declared"}), params=[])
+    names = ["x", "acc", "y", "n"]
+    on_host = verify._reference_kwargs(variant, snapshot, names, {"x": (10, 100)}, absolute)
+    on_device = verify._reference_kwargs(variant, snapshot, names, {"x": (10, 100)}, absolute, device="cpu")
+    assert on_host["n"] == on_device["n"] == -3
+    for name in ("x", "acc", "y"):
+        assert on_host[name].dtype == on_device[name].dtype and on_host[name].shape == on_device[name].shape
+        assert torch.equal(on_host[name], on_device[name]), name
+    unsigned, floating = dtype in ("uint8", "uint32", "bool"), dtype.startswith(("float", "bfloat"))
+    assert on_device["x"].shape == (10, 100)  # the declared shape
+    assert bool((on_device["x"] >= 0).all()) == (unsigned or (absolute and floating))  # integers: as they are

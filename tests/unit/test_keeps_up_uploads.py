@@ -116,3 +116,18 @@ def test_after_the_new_inputs_call_the_first_inputs_are_written_back() -> None:
     binding.reset()
     assert sorted(written(binding, runtime)) == ["x", "y"]
     np.testing.assert_array_equal(binding._buffers["x"], first)
+
+
+def test_junk_fills_every_element_with_finite_values_that_change_with_the_seed() -> None:
+    from pytest_dcuopt.case.buffers import decode
+    from pytest_dcuopt.toolchains.binding import JUNK_BLOCK, junk_into
+
+    count = 2 * JUNK_BLOCK + 11  # two whole blocks and a partial one
+    for dtype, storage in (("float32", np.float32), ("bfloat16", np.uint16), ("int32", np.int32)):
+        first, second = np.full(count, 7, storage), np.full(count, 7, storage)
+        junk_into(np.random.default_rng(1), first, dtype)
+        junk_into(np.random.default_rng(2), second, dtype)
+        values = decode(first, dtype)
+        assert np.isfinite(values).all() and values.min() >= 0 and (first != 7).mean() > 0.9, dtype
+        assert (first != second).mean() > 0.5, dtype  # another seed, other junk
+        np.testing.assert_array_equal(first[JUNK_BLOCK:2 * JUNK_BLOCK], first[:JUNK_BLOCK])  # repeated, not drawn
