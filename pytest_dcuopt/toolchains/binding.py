@@ -210,10 +210,10 @@ class CAbiBinding:
         for param in self.params:
             if not param.pointer or not (param.const or param.name in self._inout):
                 continue
-            if param.name not in drawn:  # guards keep their poison: a copy of the buffer with new values in front
-                array = self.runtime.host_empty(len(self._host[param.name]), self._host[param.name].dtype)
-                np.copyto(array, self._host[param.name])
-                count = self._sizes[param.name]
+            if param.name not in drawn:  # guards keep their poison: the buffer's guard with new values in front
+                host, count = self._host[param.name], self._sizes[param.name]
+                array = self.runtime.host_empty(len(host), host.dtype)
+                array[count:] = host[count:]
                 domain = self._domains.get(param.name, default_domain(param.dtype))
                 domain.redraw_into(rng, array[:count], param.dtype)
                 drawn[param.name] = array

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_dcuopt.case.buffers import (
@@ -123,3 +123,36 @@ def test_compare_in_chunks_gives_the_same_verdict_as_one_pass(seed: int, monkeyp
         results.append(None if found is None else found.to_json())
     assert results[0] == results[1] == results[2]
     assert (results[0] is None) == (seed == 0)  # the others have NaNs, large errors, or trip the scale guard
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=st.data())
+def test_the_chunked_comparison_names_the_same_mismatches_as_one_naive_pass(data: st.DataObject) -> None:
+    """Chunks, the skipped clean chunks and the partial sort of the worst elements must not change a verdict:
+    the count, the unwritten count, the largest error and the five worst elements (ties: lower index first)."""
+    from pytest_dcuopt.check import compare as module
+
+    size = data.draw(st.integers(1, 300))
+    values = st.sampled_from([0.0, 1.0, -2.0, 0.5, 1e-9, np.nan, np.inf])
+    reference = np.array(data.draw(st.lists(values, min_size=size, max_size=size)), dtype=np.float64)
+    kernel = np.array(data.draw(st.lists(values, min_size=size, max_size=size)), dtype=np.float32)
+    chunk = data.draw(st.sampled_from([1, 7, 64, 1 << 20]))
+    original = module.COMPARE_CHUNK
+    module.COMPARE_CHUNK = chunk
+    try:
+        found = module.compare("y", kernel, reference, "float32", (size,), 1e-3, 1e-3)
+    finally:
+        module.COMPARE_CHUNK = original
+    k, r = kernel.astype(np.float64), reference
+    with np.errstate(invalid="ignore"):
+        diff = np.abs(k - r)
+        bad = ~((diff <= 1e-3 + 1e-3 * np.abs(r)) | (np.isnan(k) & np.isnan(r)))
+    if not bad.any():
+        assert found is None or found.reason != "values differ"
+        return
+    assert found is not None and found.bad == int(bad.sum())
+    assert found.unwritten == int((~np.isfinite(k) & np.isfinite(r)).sum())
+    score = np.where(np.isfinite(diff), diff, np.inf)
+    assert found.max_abs_err == float(score.max())
+    expected = sorted(np.flatnonzero(bad), key=lambda i: (-score[i], i))[:5]
+    assert [w["index"] for w in found.worst] == [int(i) for i in expected]
