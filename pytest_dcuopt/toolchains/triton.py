@@ -308,6 +308,9 @@ class TritonBinding:
     def reset(self) -> None:
         self.inner.reset()
 
+    def reset_inputs(self) -> None:
+        self.inner.reset_inputs()
+
     def scramble_outputs(self, seed: int) -> None:
         self.inner.scramble_outputs(seed)
 
