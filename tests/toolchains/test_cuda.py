@@ -252,7 +252,8 @@ def test_compile_only_suite_skips_correctness_and_benchmarks_with_the_reason(run
 def test_gpu_suite_times_on_the_device_and_feeds_pytest_benchmark(run_plugin, pytester) -> None:
     result = run_plugin(KERNELS / "vector_add", args=("--dcuopt-toolchain=cuda", "--benchmark-json=bench.json",
                                                       "-k", "correctness or benchmark", "--dcuopt-interleave=0",
-                                                      "--dcuopt-examples=5", "--dcuopt-sizes=hbm"))
+                                                      "--dcuopt-examples=5", "--dcuopt-sizes=hbm",
+                                                      "--dcuopt-side-figures"))  # hot, seed-method, launch figures
     branches = len([p for p in EXAMPLES if relative(p).startswith("vector_add/")])
     result.assert_outcomes(passed=2 * branches, deselected=result.parseoutcomes().get("deselected", 0))
     state = json.loads((pytester.path / "run" / "state.json").read_text())

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# What starting one kernel worker costs on this machine, by part (each a fresh interpreter, 3 times, wall seconds):
+# What starting one kernel worker costs on this machine, by part (each a fresh interpreter, 3 times, wall milliseconds):
 #   bash tools/device/worker_start_probe.sh
 # python alone; numpy and the worker module; torch's import; torch with a CUDA context and one allocation. Every
 # branch of a GPU case pays about the last line once per pytest process (its worker's start), before its first call.
@@ -11,9 +11,9 @@ source tools/device/device_env.sh
 part() {  # part NAME CODE
   local times=()
   for _ in 1 2 3; do
-    local began=$(date +%s.%N)
+    local began; began=$(date +%s%N)
     python3 -c "$2" > /dev/null 2>&1 || { echo "$1: failed"; return; }
-    times+=("$(printf "%.3f" "$(echo "$(date +%s.%N) - $began" | bc)")")
+    times+=("$(( ($(date +%s%N) - began) / 1000000 )) ms")  # integer arithmetic: no bc on some machines
   done
   echo "$1: ${times[*]}" | tee -a "$OUT/worker_start.txt"
 }
