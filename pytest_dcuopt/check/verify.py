@@ -531,25 +531,28 @@ class _DecodedInputs(threading.local):
 
     At real sizes the reference's inputs are hundreds of MB in float64, and a fresh array's first touch costs more
     than the conversion (1.3 s of a 2.2 s first-branch check at 32M elements on a VM). The reference only reads
-    them, and nothing keeps them after the call (its outputs are other arrays), so each input name keeps one array
-    per shape and type, within `max_bytes` in all (least recently used out). One per thread: never shared.
+    them, and nothing keeps them after the call (its outputs are other arrays), so each input name keeps one flat
+    array per type, as large as the largest call needed, and every call gets a view of its front in its own shape:
+    Hypothesis examples of changing shapes touch no fresh pages once the largest was seen. Within `max_bytes` in all
+    (least recently used out). One per thread: never shared.
     """
 
     max_bytes = 2048 << 20
 
     def __init__(self) -> None:
-        self.arrays: OrderedDict[tuple[str, tuple[int, ...], str], np.ndarray] = OrderedDict()
+        self.arrays: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
 
     def into(self, name: str, stored: np.ndarray, dtype: str) -> np.ndarray:
         wanted = np.dtype(np.float64 if is_float(dtype) else np.int64)
-        key = (name, stored.shape, wanted.str)
-        array = self.arrays.pop(key, None)
-        if array is None:
-            array = np.empty(stored.shape, wanted)
-        if array.nbytes <= self.max_bytes:  # one larger than the whole bound is used once and freed
-            self.arrays[key] = array
-            while sum(kept.nbytes for kept in self.arrays.values()) > self.max_bytes:
+        key = (name, wanted.str)
+        kept = self.arrays.pop(key, None)
+        if kept is None or kept.size < stored.size:
+            kept = np.empty(stored.size, wanted)  # grows: the larger array replaces the smaller one
+        if kept.nbytes <= self.max_bytes:  # one larger than the whole bound is used once and freed
+            self.arrays[key] = kept
+            while sum(array.nbytes for array in self.arrays.values()) > self.max_bytes:
                 self.arrays.popitem(last=False)
+        array = kept[:stored.size].reshape(stored.shape)
         if dtype == "bfloat16":
             array[...] = decode(stored, dtype)
         else:
@@ -557,7 +560,7 @@ class _DecodedInputs(threading.local):
         return array
 
     def owns(self, array: np.ndarray) -> bool:
-        return any(array is kept for kept in self.arrays.values())
+        return any(np.shares_memory(array, kept) for kept in self.arrays.values())
 
 
 _DECODED = _DecodedInputs()

@@ -115,8 +115,8 @@ def test_the_transfer_phase_is_the_round_trip_less_the_workers_own_time() -> Non
 
 @pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "int32", "uint8", "float64"])
 def test_the_references_inputs_decode_into_reused_memory_with_decodes_values(dtype: str) -> None:
-    """check/verify.py decodes a reference's read-only inputs into memory kept per input name and shape: the values
-    are `decode`'s, and the second decode of the same shape writes into the first one's array."""
+    """check/verify.py decodes a reference's read-only inputs into memory kept per input name: the values are
+    `decode`'s, and a later decode of the same or a smaller size writes into the first one's memory."""
     from pytest_dcuopt.check.verify import _DecodedInputs
 
     decoded = _DecodedInputs()
@@ -127,9 +127,14 @@ def test_the_references_inputs_decode_into_reused_memory_with_decodes_values(dty
     np.testing.assert_array_equal(one, decode(first, dtype))
     assert one.dtype == decode(first, dtype).dtype
     two = decoded.into("x", second, dtype)
-    assert two is one and decoded.owns(two)
+    assert np.shares_memory(two, one) and decoded.owns(two)
     np.testing.assert_array_equal(two, decode(second, dtype))
-    assert decoded.into("y", first, dtype) is not one  # another input: its own memory
+    assert not np.shares_memory(decoded.into("y", first, dtype), one)  # another input: its own memory
+    smaller = decoded.into("x", first[:600].reshape(20, 30), dtype)  # another shape, smaller: the same memory
+    assert smaller.shape == (20, 30) and np.shares_memory(smaller, one)
+    np.testing.assert_array_equal(smaller, decode(first[:600], dtype).reshape(20, 30))
+    larger = decoded.into("x", np.concatenate([first, second]), dtype)  # larger: new memory, kept from now on
+    assert not np.shares_memory(larger, one) and decoded.owns(larger) and not decoded.owns(one)
 
 
 def test_the_decoded_inputs_stay_within_their_memory_bound() -> None:
