@@ -273,8 +273,9 @@ class TorchDeviceRuntime(Runtime):
             self.host_memory = (f"pageable: cuMemHostRegister of {array.nbytes} bytes failed with CUresult {code}; "
                                 f"copies are correct, only slower. {PIN_ENV}=0 skips the attempt")
             return
-        # numpy clears an array's weak references before it frees the memory: unregistered first.
-        weakref.finalize(array, self._driver.cuMemHostUnregister, address)
+        # numpy clears an array's weak references before it frees the memory: unregistered first. Not at exit: the
+        # process's end releases the pages, and the CUDA context may be gone by then.
+        weakref.finalize(array, self._driver.cuMemHostUnregister, address).atexit = False
 
     def upload(self, array: np.ndarray) -> DeviceBuffer:
         tensor = self._host_bytes(array).to(self.device)
