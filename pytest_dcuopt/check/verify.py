@@ -523,7 +523,10 @@ def _on_device(stored: np.ndarray, dtype: str, wanted: Any, device: str) -> Any:
     with warnings.catch_warnings():  # read-only arrays (the shared input store): only read here, copied to the device
         warnings.simplefilter("ignore", UserWarning)
         raw = torch.from_numpy(np.ascontiguousarray(host).reshape(-1))
-    return raw.to(device).to(wanted)
+    converted = raw.to(device).to(wanted)
+    # A device that is the host (torch's CPU device, for the tests) hands back `raw` itself for a float64 input:
+    # the caller may write into the result (`abs_`), never into the snapshot's input.
+    return converted.clone() if converted.data_ptr() == raw.data_ptr() else converted
 
 
 class _DecodedInputs(threading.local):

@@ -109,8 +109,10 @@ def test_inputs_converted_on_a_device_equal_the_hosts_decoding(dtype: str, absol
                         dtypes={"x": dtype, "acc": dtype, "y": dtype, "n": "int32"}, problems=[])
     variant = SimpleNamespace(reference=SimpleNamespace(shapes={"x": "declared"}), params=[])
     names = ["x", "acc", "y", "n"]
+    before = stored.copy()
     on_host = verify._reference_kwargs(variant, snapshot, names, {"x": (10, 100)}, absolute)
     on_device = verify._reference_kwargs(variant, snapshot, names, {"x": (10, 100)}, absolute, device="cpu")
+    np.testing.assert_array_equal(stored, before)  # the snapshot's inputs are read, never written
     assert on_host["n"] == on_device["n"] == -3
     for name in ("x", "acc", "y"):
         assert on_host[name].dtype == on_device[name].dtype and on_host[name].shape == on_device[name].shape
