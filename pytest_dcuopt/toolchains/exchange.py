@@ -67,9 +67,9 @@ class Exchange:
 
 
 def buffer_digest(name: str, dtype: str, array: np.ndarray) -> str:
-    """A buffer's name, declared type, storage type, shape and bytes. XXH3-128 (~30 GB/s; SHA-256 does ~2 GB/s,
-    0.2 s for a checked call's 384 MB at the H200's sizes): the digests tell apart buffers of honest kernels,
-    not adversaries, so a non-cryptographic 128-bit hash is enough."""
+    """A buffer's name, declared type, storage type, shape and bytes. XXH3-128: 8.3 GB/s on the H200's host against
+    SHA-256's 1.25 GB/s (35 and 2 GB/s on the CPU box); the digests tell apart buffers of honest kernels, not
+    adversaries, so a non-cryptographic 128-bit hash is enough."""
     contiguous = np.ascontiguousarray(array)
     digest = xxhash.xxh3_128(f"{name}:{dtype}:{contiguous.dtype.str}:{contiguous.shape};".encode())
     digest.update(contiguous.reshape(-1).view(np.uint8).data)
