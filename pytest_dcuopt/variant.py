@@ -56,6 +56,7 @@ class Variant:
     examples: int = 0
     last_failure: dict[str, Any] | None = field(default=None, repr=False)
     prebuilt: Artifact | CompileError | None = field(default=None, repr=False)  # from `prebuild`, taken by resolve
+    bound: set[tuple[Any, ...]] = field(default_factory=set, repr=False)  # draw keys its worker was asked to bind
 
     @property
     def label(self) -> str:

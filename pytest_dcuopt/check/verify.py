@@ -23,7 +23,7 @@ import time
 import warnings
 from collections import OrderedDict
 from collections.abc import Hashable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -32,8 +32,15 @@ from ..case.buffers import decode, is_float
 from ..case.reference import REDUCTION_BOUND_FACTOR, ROUNDING_UNIT, check_relations, reduction_bound
 from ..errors import CaseError, DcuOptError, KernelCrashed, KernelTimeout, TimedCallsWrong, WorkerError
 from ..timing.bracket import WORK_LEFT_RUNNING
-from ..toolchains.binding import Snapshot
-from ..toolchains.exchange import Exchange, VerifiedCalls, buffer_digest, receive, shared_input_store
+from ..toolchains.binding import Snapshot, draw_key
+from ..toolchains.exchange import (
+    Exchange,
+    VerifiedCalls,
+    buffer_digest,
+    receive,
+    shared_drawn_inputs,
+    shared_input_store,
+)
 from ..variant import Variant
 from . import reference_device
 from .compare import (
@@ -300,8 +307,14 @@ def checked_call(variant: Variant, dims: Mapping[str, Any], seed: int, nodeid: s
         variant.record.error = {"kind": "case error", "message": str(exc)}
         raise
     shapes = spec.shapes
+    key = draw_key(variant.params, spec) if variant.params else None
+    if key is not None and key not in variant.bound:  # the worker holds no binding of these dims and seed yet
+        variant.bound.add(key)
+        spec = replace(spec, provided=shared_drawn_inputs().arrays(key, shared_input_store()))
     try:
         snapshot: Snapshot = receive(variant.worker.request("run", spec=spec, exchange=exchange_for(variant)))
+        if key is not None:
+            shared_drawn_inputs().note(key, snapshot.input_digests)
     except (KernelCrashed, KernelTimeout, WorkerError) as exc:
         message = f"{exc}\ndims={dict(dims)} seed={seed}"
         variant.last_failure = {"dims": dict(dims), "seed": seed, "message": message, "reproduce": reproduce}

@@ -220,7 +220,8 @@ class WorkerState:
         # side figure uses them, so without side figures no extra sets are allocated.
         spec, working_set, policy = request["spec"], binding.nbytes, request["policy"]
         sets = self.runtime.rotation_sets(working_set) if policy.side_figures else 1
-        others = [self.kernel.bind(replace(spec, seed=spec.seed + index), self.runtime) for index in range(1, sets)]
+        others = [self.kernel.bind(replace(spec, seed=spec.seed + index, provided={}), self.runtime)
+                  for index in range(1, sets)]
         checks: list[CheckedCall] = []
         unchecked = _why_unchecked(binding) if request.get("check_calls", True) else NOT_ASKED
         exchange = request.get("exchange")

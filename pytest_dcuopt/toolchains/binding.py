@@ -50,6 +50,16 @@ class BindSpec:
     seed: int
     shapes: Mapping[str, tuple[int, ...]]
     domains: Mapping[str, Domain] = field(default_factory=dict)
+    # Every drawn input's starting values, as another worker drew them for the same `draw_key` (the pytest process
+    # hands them over instead of letting this worker draw them again); empty: draw. Not part of the spec's identity.
+    provided: Mapping[str, np.ndarray] = field(default_factory=dict, compare=False, repr=False)
+
+
+def draw_key(params: Sequence[Param], spec: BindSpec) -> tuple[Any, ...]:
+    """Everything the starting values of a binding's inputs depend on (`CAbiBinding._initial` draws them in parameter
+    order from one generator seeded with `spec.seed`): equal keys, bit-identical inputs."""
+    return (tuple((p.name, p.dtype, p.pointer, p.const) for p in params), tuple(sorted(spec.dims.items())), spec.seed,
+            tuple(sorted(spec.shapes.items())), tuple(sorted(spec.domains.items())))
 
 
 @dataclass
@@ -122,26 +132,46 @@ class CAbiBinding:
         # Buffers whose device copy holds exactly `_host[name]` (guard included): written or checked since the last
         # launch. `reset` skips them: at hundreds of MB a needless upload costs more than the kernel.
         self._matching: set[str] = set()
+        provided = self._usable(spec)
         for param in self.params:
             if param.pointer:
-                self._host[param.name] = self._initial(param, spec, rng)
+                self._host[param.name] = self._initial(param, spec, rng, provided)
                 self._sizes[param.name] = numel(spec.shapes[param.name])
                 self._buffers[param.name] = runtime.upload(self._host[param.name])
                 self._matching.add(param.name)
         self._args = [self._argument(p, spec) for p in self.params]
 
-    def _initial(self, param: Param, spec: BindSpec, rng: np.random.Generator) -> np.ndarray:
+    def _initial(self, param: Param, spec: BindSpec, rng: np.random.Generator,
+                 provided: Mapping[str, np.ndarray]) -> np.ndarray:
         count = numel(spec.shapes[param.name])
         dtype = storage_dtype(param.dtype)
         array = self.runtime.host_empty(count + guard_elements(count, dtype.itemsize), dtype)
         array[count:] = poison_value(param.dtype)
-        is_input = param.const or param.name in spec.domains
-        if is_input:
+        if param.name in provided:
+            array[:count] = provided[param.name]
+        elif self._is_input(param, spec):
             domain = spec.domains.get(param.name, default_domain(param.dtype))
             domain.draw_into(rng, array[:count], param.dtype)
         else:
             array[:count] = poison_value(param.dtype)
         return array
+
+    @staticmethod
+    def _is_input(param: Param, spec: BindSpec) -> bool:
+        return param.pointer and (param.const or param.name in spec.domains)
+
+    def _usable(self, spec: BindSpec) -> Mapping[str, np.ndarray]:
+        """`spec.provided` when it holds every input in its storage type and size; else {} and every input is drawn
+        (all or nothing: the inputs are drawn from one generator in order, so a partial set would shift the rest)."""
+        inputs = {p.name: p for p in self.params if self._is_input(p, spec)}
+        provided = spec.provided
+        if not provided or set(provided) != set(inputs):
+            return {}
+        for name, param in inputs.items():
+            array = provided[name]
+            if array.dtype != storage_dtype(param.dtype) or array.size != numel(spec.shapes[name]):
+                return {}
+        return {name: np.asarray(array).reshape(-1) for name, array in provided.items()}
 
     def _argument(self, param: Param, spec: BindSpec) -> Any:
         if param.pointer:
