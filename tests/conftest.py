@@ -24,8 +24,11 @@ def shared_build_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture
-def run_plugin(pytester: pytest.Pytester, shared_build_cache: Path):
+def run_plugin(pytester: pytest.Pytester, shared_build_cache: Path, monkeypatch: pytest.MonkeyPatch):
     """Copy case directories into a pytester dir and run pytest on them in a subprocess."""
+    for name in ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_TESTRUNUID"):
+        # When these tests run under `-n`, the subprocess would inherit them and take itself for an xdist worker.
+        monkeypatch.delenv(name, raising=False)
 
     def run(*cases: Path, args: tuple[str, ...] = ()) -> pytest.RunResult:
         for case in cases:
