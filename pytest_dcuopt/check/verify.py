@@ -450,7 +450,7 @@ def reference_seconds() -> float:
 def _call_reference(variant: Variant, snapshot: Snapshot, dims: Mapping[str, Any],
                     shapes: Mapping[str, tuple[int, ...]], absolute: bool) -> dict[str, np.ndarray]:
     names = _reference_names(variant, snapshot)
-    nbytes = sum(8 * _stored(snapshot, name).size for name in names if _stored(snapshot, name).ndim)  # in float64
+    nbytes = sum(8 * stored.size for stored in (_stored(snapshot, name) for name in names) if stored.ndim)  # float64
     where = reference_device.placement(variant, nbytes)
     if where.device is not None:
         try:
@@ -574,9 +574,6 @@ class _DecodedInputs(threading.local):
         else:
             np.copyto(array, stored, casting="unsafe")  # what `decode` computes, into existing memory
         return array
-
-    def owns(self, array: np.ndarray) -> bool:
-        return any(np.shares_memory(array, kept) for kept in self.arrays.values())
 
 
 _DECODED = _DecodedInputs()

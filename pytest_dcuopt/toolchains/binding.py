@@ -120,6 +120,7 @@ class CAbiBinding:
         self._buffers: dict[str, Any] = {}
         # Non-const pointers with a declared value domain are in/out buffers, not pure outputs.
         self._inout = {p.name for p in self.params if p.pointer and not p.const and p.name in spec.domains}
+        self._outputs = {p.name for p in self.params if p.pointer and not p.const and p.name not in self._inout}
         self._domains = dict(spec.domains)
         self._drawn: dict[str, np.ndarray] = {}  # the inputs as first drawn, while `redraw_inputs` replaced them
         self._dims = dict(spec.dims)
@@ -195,16 +196,13 @@ class CAbiBinding:
 
     def reset_inputs(self) -> None:
         """Restore the input and in/out buffers only: for a call whose outputs `scramble_outputs` fills next."""
-        self._restore([name for name in self._host if name not in self._outputs()])
+        self._restore([name for name in self._host if name not in self._outputs])
 
     def _restore(self, names: Iterable[str]) -> None:
         for name in names:
             if name not in self._matching:
                 self.runtime.write(self._buffers[name], self._host[name])
                 self._matching.add(name)
-
-    def _outputs(self) -> set[str]:
-        return {p.name for p in self.params if p.pointer and not p.const and p.name not in self._inout}
 
     def scramble_outputs(self, seed: int) -> None:
         """Fill the pure outputs with finite junk that looks like an earlier result (not the NaN poison).
@@ -215,7 +213,7 @@ class CAbiBinding:
         """
         rng = np.random.default_rng([seed, 0x5C3A])
         for param in self.params:
-            if not param.pointer or param.const or param.name in self._inout:
+            if param.name not in self._outputs:
                 continue
             count, host = self._sizes[param.name], self._host[param.name]
             array = self._staging_for(param.name)
@@ -322,8 +320,6 @@ class CAbiBinding:
 
 
 JUNK_FLOATS = Domain("uniform", 0.0, 1.0)
-
-
 JUNK_BLOCK = (1 << 20) + 3  # elements drawn per junk fill; longer outputs repeat them (an odd period: no row aligns)
 
 

@@ -57,7 +57,7 @@ STICKY_CUDA_ERRORS = {
     719: "cudaErrorLaunchFailure", 999: "cudaErrorUnknown",
 }
 STICKY_NOT_REALLY = {701}  # out of resources is a launch error, not sticky
-# The binding's host arrays and staging of at least PIN_MIN_BYTES are page-locked (cudaHostRegister), so copies to
+# The binding's host arrays and staging of at least PIN_MIN_BYTES are page-locked (cuMemHostRegister), so copies to
 # and from the device go by DMA at full link speed instead of through the driver's pageable bounce buffers.
 PIN_ENV = "DCUOPT_PINNED_HOST"  # 0: pageable host memory (correct, slower copies)
 PIN_MIN_BYTES = 4 << 20
@@ -230,8 +230,8 @@ class TorchDeviceRuntime(Runtime):
         self._backend: TorchBackend | None = None
         self._offered: DeviceCalibration | None = None  # from the first worker on this device (timing.calibration)
         self._nvml: Any = _nvml_handle(device_index) if self.api == "cuda" else None
-        self._driver: Any = None
-        self.host_memory = self._host_memory_mode()
+        self._driver: Any = None  # the CUDA driver library while page-locking is on (None: pageable)
+        self.host_memory = self._host_memory_mode()  # what the record says about it
 
     def attach_errors(self, source: ErrorSource) -> None:
         self.errors = source
@@ -259,7 +259,7 @@ class TorchDeviceRuntime(Runtime):
 
     def host_empty(self, count: int, dtype: np.dtype[Any]) -> np.ndarray:
         array = np.empty(count, dtype=dtype)
-        if array.nbytes >= PIN_MIN_BYTES and self.host_memory.startswith("page-locked"):
+        if array.nbytes >= PIN_MIN_BYTES and self._driver is not None:
             self._pin(array)
         return array
 
@@ -270,6 +270,7 @@ class TorchDeviceRuntime(Runtime):
         address = ctypes.c_void_p(array.ctypes.data)
         code = int(self._driver.cuMemHostRegister_v2(address, ctypes.c_size_t(array.nbytes), PORTABLE))
         if code != 0:
+            self._driver = None
             self.host_memory = (f"pageable: cuMemHostRegister of {array.nbytes} bytes failed with CUresult {code}; "
                                 f"copies are correct, only slower. {PIN_ENV}=0 skips the attempt")
             return
