@@ -167,6 +167,15 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
 
 @pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None, None, None]:
+    """After a kernel case's last test in a row, its branches' workers end (session.release_workers)."""
+    yield
+    dcuopt = item.config.stash.get(SESSION_KEY, None)
+    if dcuopt is not None:
+        dcuopt.release_workers(item, nextitem)
+
+
+@pytest.hookimpl(hookwrapper=True)
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> Generator[None, None, None]:
     guard = session.config.stash.get(INTERRUPT_KEY, None)
     if guard is not None:

@@ -45,6 +45,7 @@ from .report.records import BranchRecord
 from .report.state import build_state, validate_state
 from .report.summary import render_summary, terminal_lines
 from .run.devices import cpu_share
+from .run.spares import SpareWorkers
 from .timing.calibration import CalibrationStore
 from .toolchains import Availability, Toolchain, make_toolchain, toolchain_class
 from .toolchains.cache import BuildCache
@@ -70,6 +71,7 @@ class DcuOptSession:
         self.finish_error: str | None = None  # what finish() could not write
         self.gate = build_gate(options)  # None without --dcuopt-compare; a bad baseline is a usage error here
         self.calibrations = CalibrationStore()  # device calibrations: measured by the first worker on a device
+        self.spares = SpareWorkers(options.log_dir, enabled=options.spare_worker)  # the next branch's worker, warm
         reference_device.set_mode(options.reference_device)  # the reference functions are module-level
 
     # ----- toolchains and variants ------------------------------------------------------
@@ -107,7 +109,8 @@ class DcuOptSession:
     def build_settings(self) -> BuildSettings:
         options = self.options
         return BuildSettings(self.cache, options.arch, options.extra_flags, options.log_dir, options.timeout_s,
-                             devices=options.devices, host_lock=options.host_lock, calibrations=self.calibrations)
+                             devices=options.devices, host_lock=options.host_lock, calibrations=self.calibrations,
+                             spares=self.spares)
 
     def prebuild(self, items: Sequence[pytest.Item]) -> PrebuildReport | None:
         """Build every branch the selected tests will build, `--dcuopt-build-jobs` at a time, before the first
@@ -299,11 +302,33 @@ class DcuOptSession:
     def add_report(self, observer: str, entry: dict[str, Any]) -> None:
         self.reports.setdefault(observer, []).append(entry)
 
+    def release_workers(self, item: pytest.Item, nextitem: pytest.Item | None) -> None:
+        """End the workers of `item`'s case and toolchain when the next test belongs elsewhere: their device and host
+        memory (buffers at the benchmark sizes, a GPU context each) is not held while other cases run. A later test
+        of the same case starts them again (taking the spare worker where it fits)."""
+        group = self._group_of(item)
+        if group is None or (nextitem is not None and self._group_of(nextitem) == group):
+            return
+        for key, variant in self._variants.items():
+            if key[:2] == group and variant.worker is not None:
+                variant.worker.close()
+
+    def _group_of(self, item: pytest.Item) -> tuple[str, str] | None:
+        """(case name, toolchain) of a kernel case's generated test; None for any other test."""
+        marker = item.get_closest_marker("dcuopt")
+        if marker is None or "toolchain" not in marker.kwargs:
+            return None
+        try:
+            return self.case(item.path.parent).name, str(marker.kwargs["toolchain"])
+        except (DcuOptError, OSError):
+            return None
+
     # ----- end of session ---------------------------------------------------------------
     def close_workers(self) -> None:
         for variant in self._variants.values():
             if variant.worker is not None:
                 variant.worker.close()
+        self.spares.close()
 
     def toolchains_json(self) -> dict[str, dict[str, Any]]:
         """Every toolchain probed in this run: here, or (under xdist) in a worker."""

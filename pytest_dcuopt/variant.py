@@ -27,6 +27,7 @@ from .case.signature import bind_parameters
 from .errors import CaseError, CompileError, DcuOptError, SignatureError
 from .report.records import BranchRecord
 from .run.isolation import IsolatedKernel, WorkerSpec
+from .run.spares import SpareWorkers
 from .timing.calibration import CalibrationStore
 from .toolchains.base import Artifact, BranchUnavailable, Toolchain
 from .toolchains.binding import BindSpec
@@ -92,6 +93,7 @@ class BuildSettings:
     devices: tuple[str, ...] = ()  # --dcuopt-devices: GPUs the kernel workers are pinned to (per xdist worker)
     host_lock: bool = True  # CPU timing holds the host lock (--dcuopt-no-host-lock turns it off)
     calibrations: CalibrationStore | None = None  # device calibrations shared by the session's workers
+    spares: SpareWorkers | None = None  # the session's warm spare worker (None: --dcuopt-no-spare-worker)
 
 
 def resolve(variant: Variant, settings: BuildSettings) -> None:
@@ -110,8 +112,9 @@ def resolve(variant: Variant, settings: BuildSettings) -> None:
         log = settings.log_dir / f"{variant.label.replace('/', '__')}.log"
         spec = WorkerSpec(variant.label, variant.toolchain.name, settings.arch, settings.extra_flags,
                           variant.artifact, variant.params, log, devices=settings.devices,
-                          platform=variant.toolchain.device_platform(), host_lock=settings.host_lock)
-        variant.worker = IsolatedKernel(spec, settings.timeout_s, settings.calibrations)
+                          platform=variant.toolchain.device_platform(), host_lock=settings.host_lock,
+                          preload=variant.toolchain.worker_modules())
+        variant.worker = IsolatedKernel(spec, settings.timeout_s, settings.calibrations, settings.spares)
     except CompileError as exc:
         variant.setup_error = exc
         variant.record.build = {"toolchain": variant.toolchain.name, **exc.result.to_json()}

@@ -25,14 +25,11 @@ the next worker, so the event bracket and the delay kernel are calibrated once p
 from __future__ import annotations
 
 import os
-import secrets
 import select
 import shutil
 import signal
 import subprocess
-import sys
-import tempfile
-import threading
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -43,7 +40,8 @@ from ..errors import KernelCrashed, KernelTimeout, WorkerError
 from ..timing.calibration import CalibrationStore
 from ..toolchains.base import Artifact
 from .devices import DevicePin, TimingLock, pin_for_worker, timing_lock, xdist_worker_id
-from .processes import WORKER_TOKEN_ENV, descendants, kill_all, marked_processes
+from .launch import calling_thread, end_worker_processes, launch_worker, worker_environ
+from .spares import SpareWorkers, StartKey, quiet_needed
 from .worker import FrameError, read_frame, write_frame
 
 # How long an idle worker gets to exit by itself (and end what its kernel left) before it is killed.
@@ -69,13 +67,17 @@ class WorkerSpec:
     devices: tuple[str, ...] = ()  # --dcuopt-devices: the GPUs xdist workers are pinned to, round robin
     platform: str | None = None  # the kernel's GPU platform (nvidia, amd); None: it runs on the host
     host_lock: bool = True  # host kernels: hold the host's timing lock (off: --dcuopt-no-host-lock)
+    preload: tuple[str, ...] = ()  # modules the worker imports before its first request (Toolchain.worker_modules)
 
 
 class IsolatedKernel:
-    def __init__(self, spec: WorkerSpec, timeout_s: float, calibrations: CalibrationStore | None = None) -> None:
+    def __init__(self, spec: WorkerSpec, timeout_s: float, calibrations: CalibrationStore | None = None,
+                 spares: SpareWorkers | None = None) -> None:
         self.spec = spec
         self.timeout_s = timeout_s
         self.calibrations = calibrations  # shared by every branch of the session (None: each worker calibrates)
+        self.spares = spares  # the session's warm spare worker (None: every start is cold)
+        self.started: dict[str, Any] = {}  # the running worker's start: from a spare or not, seconds until loaded
         # Decided once per pytest process (its xdist worker id does not change): every start gets the same GPU.
         self.pin: DevicePin | None = (pin_for_worker(spec.devices, xdist_worker_id(), spec.platform)
                                       if spec.platform is not None else None)
@@ -89,35 +91,34 @@ class IsolatedKernel:
         self.device: dict[str, Any] = {}
 
     def _start(self) -> None:
-        read_fd, write_fd = os.pipe()
-        widen_pipe(write_fd)
-        self.spec.log_path.parent.mkdir(parents=True, exist_ok=True)
-        log = open(self.spec.log_path, "wb")  # one log per worker start; crash reports quote its tail
-        self._token = secrets.token_hex(8)
-        self._scratch = scratch_dir(self.spec.label)
-        environ = {**worker_environ(self.environ(os.environ), os.getcwd()), WORKER_TOKEN_ENV: self._token}
-        self._proc = subprocess.Popen(
-            [sys.executable, "-m", "pytest_dcuopt.run.worker", str(write_fd), str(os.getpid()), _calling_thread()],
-            stdin=subprocess.PIPE, stdout=log, stderr=log, pass_fds=(write_fd,), start_new_session=True,
-            cwd=self._scratch, env=environ,
-        )
-        log.close()
-        os.close(write_fd)
-        self._responses = os.fdopen(read_fd, "rb")
+        began = time.perf_counter()
+        environ = worker_environ(self.environ(os.environ), os.getcwd())
+        key = StartKey.of(environ, calling_thread(), self.spec.preload)
+        launched = self.spares.take(key, self.spec.log_path) if self.spares is not None else None
+        from_spare = launched is not None
+        if launched is None:
+            launched = launch_worker(environ, self.spec.log_path, self.spec.label, self.spec.preload)
+        self._proc, self._responses = launched.proc, launched.responses
+        self._token, self._scratch = launched.token, launched.scratch
         artifact = self.spec.artifact
         artifact = replace(artifact, path=artifact.path.absolute(), source=artifact.source.absolute())
         loaded = self._exchange({"op": "load", "toolchain": self.spec.toolchain, "arch": self.spec.arch,
                                  "flags": self.spec.flags, "artifact": artifact,
                                  "params": self.spec.params}, self.timeout_s, "loading the kernel")
+        self.started = {"spare": from_spare, "seconds": round(time.perf_counter() - began, 4)}
         self.device = {**loaded.get("device", {}), **self.placement()}
+        if self.spares is not None:  # after this load, so a cold start does not share its cores with the spare's
+            self.spares.offer(key)
 
     def environ(self, base: Mapping[str, str]) -> dict[str, str]:
         """The environment the worker starts with: `base`, with only the pinned GPU visible when there is a pin."""
         return self.pin.environ(base) if self.pin is not None else dict(base)
 
     def placement(self) -> dict[str, Any]:
-        """What the record says about where the kernel ran: the physical GPU it was pinned to (`pin`), if any."""
-        return {"pin": self.pin.to_json()} if self.pin is not None else {}
+        """What the record says about where the kernel ran: the physical GPU it was pinned to (`pin`), if any, and
+        how the worker that ran it started (`worker_start`: taken from the spare or not, seconds until loaded)."""
+        pin = {"pin": self.pin.to_json()} if self.pin is not None else {}
+        return {**pin, "worker_start": dict(self.started)} if self.started else pin
 
     def request(self, op: str, timeout_s: float | None = None, **payload: Any) -> Any:
         if self._hung:
@@ -127,6 +128,8 @@ class IsolatedKernel:
             self._raise_dead("idle between calls (after answering the previous one)")
         if self._proc is None:
             self._start()
+        if op == "time" and self.spares is not None and quiet_needed(self.spec.platform):
+            self.spares.settle(self.timeout_s)  # a spare still importing would share the timed cores
         store = self.calibrations if op == "time" else None
         if store is not None:
             payload = {**payload, "calibration": store.get(self.lock.name)}
@@ -214,63 +217,6 @@ class IsolatedKernel:
         if self._scratch is not None:
             shutil.rmtree(self._scratch, ignore_errors=True)  # whatever the kernel left in its working directory
             self._scratch = None
-
-
-SCRATCH_PREFIX = "dcuopt-worker-"
-PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # the folder holding pytest_dcuopt/
-
-
-# A 1 MiB reply pipe instead of Linux's 64 KiB: 384 MB of snapshot crossed in 0.15 s instead of 0.39 s (fewer
-# wake-ups per byte). Linux only; an unprivileged user's pipe quota may refuse it, and then the default stays.
-PIPE_BYTES = 1 << 20
-
-
-def widen_pipe(fd: int) -> None:
-    import fcntl
-
-    set_size = getattr(fcntl, "F_SETPIPE_SZ", None)
-    if set_size is None:
-        return
-    try:
-        fcntl.fcntl(fd, set_size, PIPE_BYTES)
-    except OSError:
-        pass  # over the user's pipe-buffer quota: a slower pipe, nothing else
-
-
-def scratch_dir(label: str) -> Path:
-    """A fresh, empty working directory for one worker start (in the system's temporary folder)."""
-    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in label)[-60:]
-    return Path(tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{safe}-"))
-
-
-def worker_environ(base: Mapping[str, str], project: str) -> dict[str, str]:
-    """`base`, with PYTHONPATH holding what `python -m` started in `project` (pytest's working directory) would import
-    from: `project` itself, so Python kernels import their project's modules as before, and this package's source
-    tree when it is not installed. (An installed package's site-packages folder is not put ahead of the standard
-    library.) The worker's own working directory is its scratch folder."""
-    paths = [project, *(p for p in base.get("PYTHONPATH", "").split(os.pathsep) if p)]
-    if PACKAGE_ROOT.name not in ("site-packages", "dist-packages"):
-        paths.insert(0, str(PACKAGE_ROOT))
-    return {**base, "PYTHONPATH": os.pathsep.join(dict.fromkeys(paths))}
-
-
-def _calling_thread() -> str:
-    return "main-thread" if threading.current_thread() is threading.main_thread() else "other-thread"
-
-
-def end_worker_processes(supervisor: int, token: str) -> None:
-    """SIGKILL a worker's process group, everything below its supervisor, and every process carrying its token.
-
-    The descendants are read before the group is killed (killing the supervisor re-parents them); the token
-    finds a kernel's child that left both the group (setsid) and the tree (its supervisor was killed first).
-    """
-    below = descendants(supervisor)
-    try:
-        os.killpg(supervisor, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-    kill_all(below)
-    kill_all(marked_processes(token) if token else ())
 
 
 def _signal_name(number: int) -> str:

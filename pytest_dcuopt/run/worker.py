@@ -1,7 +1,9 @@
 """The isolated worker process that loads and runs one kernel, and the supervisor above it.
 
-Started by `isolation.IsolatedKernel` as
-`python -m pytest_dcuopt.run.worker <response-fd> <pytest-pid> main-thread|other-thread`.
+Started by `launch.launch_worker` as
+`python -m pytest_dcuopt.run.worker <response-fd> <pytest-pid> main-thread|other-thread [module,module...]`; the
+worker imports the listed modules before it reads its first request (a spare worker does that ahead of need,
+`spares.py`, and answers `ping` once it has).
 That process forks at once: the parent stays a small *supervisor*, the child is the *worker* that
 loads the kernel. Requests arrive on stdin, responses leave on a dedicated pipe; the kernel's own
 stdout is redirected to stderr (a log file) so that a printf in a kernel cannot corrupt the protocol.
@@ -311,12 +313,28 @@ def main() -> int:
     response_fd, parent = int(sys.argv[1]), int(sys.argv[2]) if len(sys.argv) > 2 else os.getppid()
     # Linux sends the parent-death signal when the *thread* that started us ends: only trust it for a main thread.
     started_by_main_thread = len(sys.argv) > 3 and sys.argv[3] == "main-thread"
+    preload = [name for name in sys.argv[4].split(",") if name] if len(sys.argv) > 4 else []
     supervisor = os.getpid()
     worker = os.fork()
     if worker:
         return supervise(worker, parent, response_fd, started_by_main_thread)
     die_with(supervisor)
-    return serve(response_fd)
+    return serve(response_fd, preload)
+
+
+def import_ahead(modules: list[str]) -> list[str]:
+    """Import what loading the kernel will import, while nobody waits for it yet; the names imported. A module that
+    fails to import is left to the `load` request, which imports it again and reports the error there."""
+    import importlib
+
+    imported = []
+    for name in modules:
+        try:
+            importlib.import_module(name)
+        except Exception:  # reported by `load`, where the kernel needs it
+            continue
+        imported.append(name)
+    return imported
 
 
 def die_with(supervisor: int) -> None:
@@ -366,14 +384,16 @@ def _mirror(status: int) -> int:
     return os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 1
 
 
-def serve(response_fd: int) -> int:
+def serve(response_fd: int, preload: list[str] | None = None) -> int:
     faulthandler.enable(file=sys.stderr, all_threads=True)
     os.dup2(2, 1)  # kernel printf -> the log, never into the protocol
     requests = sys.stdin.buffer
     responses = os.fdopen(response_fd, "wb")
+    imported = import_ahead(preload or [])
     state = WorkerState()
     # Requests arrive untyped off the pipe; each handler takes its own request shape (run/protocol.py).
-    handlers: dict[str, Callable[[Any], Any]] = {"load": state.load, "run": state.run, "time": state.time}
+    handlers: dict[str, Callable[[Any], Any]] = {"load": state.load, "run": state.run, "time": state.time,
+                                                 "ping": lambda _: {"pid": os.getpid(), "imported": imported}}
     while True:
         request = read_frame(requests)
         if request is None:

@@ -178,10 +178,18 @@ class Toolchain(abc.ABC):
     isa_family: ClassVar[str] = "none"  # x86, amdgcn, dcu, sass, none
     isa_families: ClassVar[tuple[str, ...]] = ()  # every family its ISA may come in, when several (hip: amdgcn, dcu)
     c_abi: ClassVar[bool] = True  # kernels expose extern "C" solve(...); False for the Python contract
+    # Heavy modules the worker's `runtime` and `load` import (torch: seconds), imported by a spare worker ahead of need
+    preload_modules: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, arch: str | None = None, extra_flags: Sequence[str] = ()) -> None:
         self.arch = arch
         self.extra_flags = tuple(extra_flags)
+
+    @classmethod
+    def worker_modules(cls) -> tuple[str, ...]:
+        """What a worker imports before its first request (run/spares.py): this toolchain's module, then
+        `preload_modules`."""
+        return (cls.__module__, *cls.preload_modules)
 
     @classmethod
     def expand_branches(cls, branch: Branch) -> Sequence[Branch]:

@@ -25,6 +25,7 @@ class PythonToolchain(Toolchain):
     extensions = (".py",)
     isa_family = "none"
     c_abi = False
+    preload_modules = ("torch",)  # TorchRuntime
 
     def availability(self) -> Availability:
         if importlib.util.find_spec("torch") is None:

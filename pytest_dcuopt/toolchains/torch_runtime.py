@@ -405,6 +405,7 @@ class TorchDeviceToolchain(Toolchain):
 
     #: Ask the library for its last error right after every `solve` call (launch errors then name the call).
     check_each_call: ClassVar[bool] = False
+    preload_modules: ClassVar[tuple[str, ...]] = ("torch",)  # TorchDeviceRuntime
 
     def __init__(self, arch: str | None = None, extra_flags: Sequence[str] = ()) -> None:
         super().__init__(arch, extra_flags)

@@ -102,6 +102,7 @@ class TritonToolchain(Toolchain):
     isa_family = "amdgcn"
     isa_families = ("amdgcn", "dcu", "sass")
     c_abi = False
+    preload_modules = ("torch",)  # not triton: TRITON_INTERPRET is decided in `runtime`, before its import
 
     def __init__(self, arch: str | None = None, extra_flags: Sequence[str] = ()) -> None:
         super().__init__(arch, extra_flags)

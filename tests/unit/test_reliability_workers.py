@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from pytest_dcuopt.run.isolation import PACKAGE_ROOT, SCRATCH_PREFIX, scratch_dir, worker_environ
+from pytest_dcuopt.run.launch import PACKAGE_ROOT, SCRATCH_PREFIX, scratch_dir, worker_environ
 
 
 def test_each_worker_start_gets_a_fresh_empty_scratch_folder_named_safely() -> None:

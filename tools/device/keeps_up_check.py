@@ -53,7 +53,8 @@ def run_summary(folder: Path) -> dict[str, Any]:
                                  "measure_wall_s": timing.get("measure_wall_s"),
                                  "harness_overhead_s": timing.get("harness_overhead_s"),
                                  "phases_s": timing.get("harness_phases_s"),
-                                 "pre_timing_check_s": timing.get("pre_timing_check_s")})
+                                 "pre_timing_check_s": timing.get("pre_timing_check_s"),
+                                 "worker_start": (point.get("device") or {}).get("worker_start")})
                 name = f"test_correctness_{toolchain}[{branch}]"
                 if name in tests:
                     rows.append({"case": case_name, "branch": branch, "kind": "correctness",
@@ -72,13 +73,15 @@ def markdown(runs: list[dict[str, Any]], gpu: str) -> str:
         lines += [f"## {run['run']} (exit {run['exit_status']}{', interrupted' if run['interrupted'] else ''})", ""]
         bench = [r for r in run["rows"] if r["kind"] == "benchmark"]
         if bench:
-            lines += ["| branch | test s | timing loop s | harness s | phases s | pre-timing check s | median ms |",
-                      "|---|---|---|---|---|---|---|"]
+            lines += ["| branch | test s | timing loop s | harness s | phases s | pre-timing check s | worker start | "
+                      "median ms |", "|---|---|---|---|---|---|---|---|"]
             for r in bench:
                 phases = ", ".join(f"{k} {v:.2f}" for k, v in (r["phases_s"] or {}).items())
                 label = r["branch"] + (f" [{r['size']}]" if r["size"] else "")
+                start = r.get("worker_start") or {}
+                started = f"{'spare' if start.get('spare') else 'cold'} {start.get('seconds')} s" if start else "-"
                 lines.append(f"| {label} | {r['test_s']} | {r['measure_wall_s']} | {r['harness_overhead_s']} | "
-                             f"{phases} | {r['pre_timing_check_s']} | {r['median_ms']} |")
+                             f"{phases} | {r['pre_timing_check_s']} | {started} | {r['median_ms']} |")
             lines.append("")
         checks = [r for r in run["rows"] if r["kind"] == "correctness"]
         if checks:
