@@ -39,7 +39,7 @@ COMPARE_FLOOR_OPTION = "--dcuopt-compare-floor-us"
 COMPARE_RETRIES_OPTION = "--dcuopt-compare-retries"
 DEVICES_OPTION = "--dcuopt-devices"
 NO_HOST_LOCK_OPTION = "--dcuopt-no-host-lock"
-NO_SPARE_WORKER_OPTION = "--dcuopt-no-spare-worker"
+SPARE_WORKERS_OPTION = "--dcuopt-spare-workers"
 SIDE_FIGURES_OPTION = "--dcuopt-side-figures"
 BUILD_JOBS_OPTION = "--dcuopt-build-jobs"
 TRITON_CAPTURE_OPTION = "--dcuopt-triton-capture"
@@ -228,10 +228,10 @@ def add_options(parser: pytest.Parser) -> None:
     group.addoption(NO_HOST_LOCK_OPTION, action="store_true", default=False,
                     help="CPU timing: do not hold the host's timing lock (shared by xdist workers and other pytest "
                          "sessions), so CPU branches may be timed concurrently. Default: hold it")
-    group.addoption(NO_SPARE_WORKER_OPTION, action="store_true", default=False,
-                    help="Start every branch's worker process when its first test needs it, instead of taking the "
-                         "spare started ahead (which has torch imported already for GPU, Python and Triton "
-                         "branches). Default: keep one spare worker")
+    group.addoption(SPARE_WORKERS_OPTION, metavar="N", type=parse_non_negative_int, default=None,
+                    help="Keep N worker processes started ahead, importing what the next branch's worker needs (torch "
+                         "for GPU, Python and Triton branches) while the current branch runs its tests; 0 starts every "
+                         "worker when its first test needs it. Default: 2 on a host with 4 cores or more, else 1")
     group.addoption(SIDE_FIGURES_OPTION, action="store_true", default=False,
                     help="GPU timing: also measure the side figures (hot and hot-rotated samples, the original "
                          "method's number, the launch overhead), which cost time every branch; interleaved A/B rounds "
@@ -269,7 +269,7 @@ class Options:
     devices: tuple[str, ...] = ()
     host_lock: bool = True
     build_jobs: int = 1  # --dcuopt-build-jobs: parallel builds before the first test (0: none)
-    spare_worker: bool = True  # keep one worker process started ahead (off: --dcuopt-no-spare-worker)
+    spare_workers: int = 1  # --dcuopt-spare-workers: worker processes started ahead (0: none)
     bench_sizes: tuple[str, ...] = ("all",)  # --dcuopt-sizes: the benchmark sizes picked by name, or `all`
     reference_device: str = "auto"  # --dcuopt-reference-device (check/reference_device.py)
 
@@ -296,7 +296,7 @@ class Options:
             compare=get(COMPARE_OPTION), compare_threshold=get(COMPARE_THRESHOLD_OPTION),
             compare_floor_us=get(COMPARE_FLOOR_OPTION), compare_retries=get(COMPARE_RETRIES_OPTION),
             devices=get(DEVICES_OPTION), host_lock=not get(NO_HOST_LOCK_OPTION), build_jobs=get(BUILD_JOBS_OPTION),
-            spare_worker=not get(NO_SPARE_WORKER_OPTION),
+            spare_workers=default_spares() if get(SPARE_WORKERS_OPTION) is None else get(SPARE_WORKERS_OPTION),
             bench_sizes=get(SIZES_OPTION), reference_device=get(REFERENCE_DEVICE_OPTION),
         )
 
@@ -308,8 +308,14 @@ class Options:
                 "compare_rule": {"threshold": self.compare_threshold, "floor_us": self.compare_floor_us,
                                  "retries": self.compare_retries},
                 "devices": list(self.devices), "host_lock": self.host_lock, "build_jobs": self.build_jobs,
-                "spare_worker": self.spare_worker,
+                "spare_workers": self.spare_workers,
                 "bench_sizes": list(self.bench_sizes), "reference_device": self.reference_device}
+
+
+def default_spares() -> int:
+    from .run.spares import default_count
+
+    return default_count()
 
 
 def default_home(config: pytest.Config) -> Path:

@@ -45,6 +45,7 @@ from .report.records import BranchRecord
 from .report.state import build_state, validate_state
 from .report.summary import render_summary, terminal_lines
 from .run.devices import cpu_share
+from .run.isolation import close_all
 from .run.spares import SpareWorkers
 from .timing.calibration import CalibrationStore
 from .toolchains import Availability, Toolchain, make_toolchain, toolchain_class
@@ -71,7 +72,7 @@ class DcuOptSession:
         self.finish_error: str | None = None  # what finish() could not write
         self.gate = build_gate(options)  # None without --dcuopt-compare; a bad baseline is a usage error here
         self.calibrations = CalibrationStore()  # device calibrations: measured by the first worker on a device
-        self.spares = SpareWorkers(options.log_dir, enabled=options.spare_worker)  # the next branch's worker, warm
+        self.spares = SpareWorkers(options.log_dir, options.spare_workers)  # the next branches' workers, warm
         reference_device.set_mode(options.reference_device)  # the reference functions are module-level
 
     # ----- toolchains and variants ------------------------------------------------------
@@ -309,9 +310,8 @@ class DcuOptSession:
         group = self._group_of(item)
         if group is None or (nextitem is not None and self._group_of(nextitem) == group):
             return
-        for key, variant in self._variants.items():
-            if key[:2] == group and variant.worker is not None:
-                variant.worker.close()
+        close_all([variant.worker for key, variant in self._variants.items()
+                   if key[:2] == group and variant.worker is not None])
 
     def _group_of(self, item: pytest.Item) -> tuple[str, str] | None:
         """(case name, toolchain) of a kernel case's generated test; None for any other test."""
@@ -325,9 +325,7 @@ class DcuOptSession:
 
     # ----- end of session ---------------------------------------------------------------
     def close_workers(self) -> None:
-        for variant in self._variants.values():
-            if variant.worker is not None:
-                variant.worker.close()
+        close_all([variant.worker for variant in self._variants.values() if variant.worker is not None])
         self.spares.close()
 
     def toolchains_json(self) -> dict[str, dict[str, Any]]:

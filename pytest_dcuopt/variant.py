@@ -93,7 +93,7 @@ class BuildSettings:
     devices: tuple[str, ...] = ()  # --dcuopt-devices: GPUs the kernel workers are pinned to (per xdist worker)
     host_lock: bool = True  # CPU timing holds the host lock (--dcuopt-no-host-lock turns it off)
     calibrations: CalibrationStore | None = None  # device calibrations shared by the session's workers
-    spares: SpareWorkers | None = None  # the session's warm spare worker (None: --dcuopt-no-spare-worker)
+    spares: SpareWorkers | None = None  # the session's warm spare worker (None: every start is cold)
 
 
 def resolve(variant: Variant, settings: BuildSettings) -> None:

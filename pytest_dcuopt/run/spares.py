@@ -1,11 +1,11 @@
 """A worker process started ahead of need, so the next branch's worker is ready when its first test asks for it.
 
 Why: a worker for a GPU kernel imports torch before it can load anything (5.0-5.3 s on the H200's host, 0.9-1.4 s on
-a 2-core CPU box), and every branch starts its own worker. One spare at a time is kept: started right after a
-worker has loaded its kernel (so a cold start never shares its cores with the spare's import), it imports the same
-modules while the current branch runs its tests, and the next start with the same environment, calling thread and
-modules takes it instead of starting a process (`IsolatedKernel._start`). A spare that does not match is ended and
-a fresh worker starts as before: the outcome of a test never depends on whether its worker was a spare.
+a 2-core CPU box), and every branch starts its own worker. Spares are started right after a worker has loaded its
+kernel (so a cold start never shares its cores with their imports); they import the same modules while the current
+branch runs its tests, and the next start with the same environment, calling thread and modules takes the oldest
+instead of starting a process (`IsolatedKernel._start`). A spare that does not match is ended and a fresh worker
+starts as before: the outcome of a test never depends on whether its worker was a spare.
 
 Timing: a spare still importing would share the cores a host kernel is timed on, so before a timed request on the
 host (or on a machine with fewer than `QUIET_CORES` cores) the spare is waited for (`settle`). A GPU kernel on a
@@ -50,6 +50,11 @@ def quiet_needed(platform: str | None, cores: int | None = None) -> bool:
     return platform is None or count < QUIET_CORES
 
 
+def default_count(cores: int | None = None) -> int:
+    """Two spares on a host with `QUIET_CORES` cores or more, one below (where they compete with the tests)."""
+    return 2 if (cores if cores is not None else (os.cpu_count() or 1)) >= QUIET_CORES else 1
+
+
 @dataclass
 class _Spare:
     key: StartKey
@@ -59,56 +64,61 @@ class _Spare:
 
 
 class SpareWorkers:
-    """Keeps at most one warm worker process for the session's next worker start."""
+    """Keeps up to `count` warm worker processes for the session's next worker starts, all for one key (the last
+    start's). More than one hides more of the import when a branch's tests take less time than it (a benchmark-only
+    run: about 1 s of work per branch against torch's 5 s on the H200's host)."""
 
-    def __init__(self, log_dir: Path, enabled: bool = True) -> None:
+    def __init__(self, log_dir: Path, count: int = 1) -> None:
         self.log_dir = log_dir
-        self.enabled = enabled
-        self._spare: _Spare | None = None
-        self.taken = 0  # starts served by a spare (the record of a run says how many of its starts were warm)
+        self.count = count
+        self._spares: list[_Spare] = []  # the oldest (the most warmed up) first
+        self.taken = 0  # starts served by a spare
         self.discarded = 0  # spares ended unused: their key did not match, they died, or the session ended
 
     def offer(self, key: StartKey) -> None:
-        """Start a spare for the next start with `key`, unless one is there already (or spares are off)."""
-        if not self.enabled or self._spare is not None:
-            return
-        self.log_dir.mkdir(parents=True, exist_ok=True)
-        log = self.log_dir / f".{SPARE_LABEL}-{os.getpid()}-{os.urandom(4).hex()}.log"
-        self._spare = _Spare(key, launch_worker(dict(key.environ), log, SPARE_LABEL, key.preload), log)
+        """Start spares for the next starts with `key` until there are `count` (none when `count` is 0); spares for
+        another key are ended first (the next start would not take them)."""
+        for spare in [spare for spare in self._spares if spare.key != key]:
+            self._spares.remove(spare)
+            self._end(spare)
+        while len(self._spares) < self.count:
+            self.log_dir.mkdir(parents=True, exist_ok=True)
+            log = self.log_dir / f".{SPARE_LABEL}-{os.getpid()}-{os.urandom(4).hex()}.log"
+            self._spares.append(_Spare(key, launch_worker(dict(key.environ), log, SPARE_LABEL, key.preload), log))
 
     def take(self, key: StartKey, log_path: Path) -> Launched | None:
-        """The spare, when it was started for `key` and is alive, its log moved to `log_path`; None otherwise (a
-        spare that does not fit is ended: the caller starts a fresh worker)."""
-        spare, self._spare = self._spare, None
-        if spare is None:
-            return None
-        if spare.key != key or spare.launched.proc.poll() is not None:
-            self._end(spare)
-            return None
-        try:  # the log follows the process: its file descriptor stays open across the rename
-            log_path.parent.mkdir(parents=True, exist_ok=True)
-            os.replace(spare.log, log_path)
-        except OSError:
-            self._end(spare)
-            return None
-        self.taken += 1
-        return spare.launched
+        """The oldest live spare started for `key`, its log moved to `log_path`; None when there is none (spares
+        that do not fit, or died, are ended: the caller starts a fresh worker)."""
+        while self._spares:
+            spare = self._spares.pop(0)
+            if spare.key != key or spare.launched.proc.poll() is not None:
+                self._end(spare)
+                continue
+            try:  # the log follows the process: its file descriptor stays open across the rename
+                log_path.parent.mkdir(parents=True, exist_ok=True)
+                os.replace(spare.log, log_path)
+            except OSError:
+                self._end(spare)
+                return None
+            self.taken += 1
+            return spare.launched
+        return None
 
     def settle(self, timeout_s: float) -> None:
-        """Return once the spare has finished importing its modules (it answers a ping after them); a spare that
-        does not answer within `timeout_s` is ended."""
-        spare = self._spare
-        if spare is None or spare.settled:
-            return
-        if ping(spare.launched, timeout_s):
-            spare.settled = True
-        else:
-            self._spare = None
-            self._end(spare)
+        """Return once every spare has finished importing its modules (each answers a ping after them); a spare
+        that does not answer within `timeout_s` is ended."""
+        for spare in list(self._spares):
+            if spare.settled:
+                continue
+            if ping(spare.launched, timeout_s):
+                spare.settled = True
+            else:
+                self._spares.remove(spare)
+                self._end(spare)
 
     def close(self) -> None:
-        spare, self._spare = self._spare, None
-        if spare is not None:
+        spares, self._spares = self._spares, []
+        for spare in spares:
             self._end(spare)
 
     def _end(self, spare: _Spare) -> None:

@@ -1,6 +1,6 @@
 """Worker processes over a run: a case's workers end when the run moves on to another case (their buffers and GPU
 contexts are not held while other cases run), and every start after the first takes the spare worker started ahead
-(run/spares.py); `--dcuopt-no-spare-worker` turns that off. What is counted is what the OS shows: the worker
+(run/spares.py); `--dcuopt-spare-workers 0` turns that off. What is counted is what the OS shows: the worker
 supervisors below the pytest process, seen from a hook at each test's setup."""
 from __future__ import annotations
 
@@ -48,18 +48,19 @@ def worker_starts(state: dict, case: str) -> dict[str, dict]:
     return {name: branch["device"].get("worker_start") for name, branch in branches.items() if branch["device"]}
 
 
-@pytest.mark.parametrize("spare", [True, False], ids=["spare", "no-spare"])
+@pytest.mark.parametrize("spares", [2, 0], ids=["two-spares", "no-spares"])
 def test_a_cases_workers_end_when_the_run_moves_on_and_later_starts_take_the_spare(
-        run_plugin, pytester: pytest.Pytester, spare: bool) -> None:
+        run_plugin, pytester: pytest.Pytester, spares: int) -> None:
     pytester.makeconftest(COUNT_WORKERS)
-    args = ("--dcuopt-toolchain=cpu", "-p", "no:randomly") + (() if spare else ("--dcuopt-no-spare-worker",))
+    args = ("--dcuopt-toolchain=cpu", "-p", "no:randomly", f"--dcuopt-spare-workers={spares}")
+    spare = spares > 0
     result = run_plugin(CASES / "xdist_merge", CASES / "inplace_reverse", args=args)
     result.assert_outcomes(passed=4, failed=1, skipped=1)  # drops_tail fails its correctness test, as designed
     rows = live_counts(pytester)
     first_of_second_case = next(row for row in rows if row["test"].startswith("inplace_reverse"))
-    # xdist_merge's two workers have ended; what is left is the spare started after its last worker's load
-    assert first_of_second_case["workers"] == (1 if spare else 0), rows
-    assert max(row["workers"] for row in rows) == (3 if spare else 2), rows  # both branches of a case live at once
+    # xdist_merge's two workers have ended; what is left are the spares started after its last worker's load
+    assert first_of_second_case["workers"] == spares, rows
+    assert max(row["workers"] for row in rows) == 2 + spares, rows  # both branches of a case live at once
 
     state = state_of(pytester)
     first, later = worker_starts(state, "xdist_merge"), worker_starts(state, "inplace_reverse")
@@ -67,4 +68,4 @@ def test_a_cases_workers_end_when_the_run_moves_on_and_later_starts_take_the_spa
     assert first["baseline"]["spare"] is False  # the run's first start
     assert later["baseline"]["spare"] is spare  # started after xdist_merge's workers: the spare, when there is one
     assert all(start["seconds"] > 0 for start in (first["baseline"], later["baseline"]))
-    assert state["options"]["spare_worker"] is spare
+    assert state["options"]["spare_workers"] == spares

@@ -13,8 +13,8 @@ import pytest
 
 from pytest_dcuopt.case.cabi import Param, parse_solve_signature
 from pytest_dcuopt.run.isolation import IsolatedKernel, WorkerSpec
-from pytest_dcuopt.run.launch import calling_thread, launch_worker, worker_environ
-from pytest_dcuopt.run.spares import SpareWorkers, StartKey, ping, quiet_needed
+from pytest_dcuopt.run.launch import calling_thread, end_worker_processes, launch_worker, worker_environ
+from pytest_dcuopt.run.spares import SpareWorkers, StartKey, default_count, ping, quiet_needed
 from pytest_dcuopt.run.worker import import_ahead
 from pytest_dcuopt.toolchains import make_toolchain
 from pytest_dcuopt.toolchains.base import Artifact
@@ -86,8 +86,7 @@ def test_a_start_takes_the_spare_that_fits_and_offers_the_next(copy_kernel, tmp_
     preload = (slow_module,)
     spares = SpareWorkers(tmp_path / "logs")
     spares.offer(key_now(preload))
-    spare = spares._spare
-    assert spare is not None
+    [spare] = spares._spares
     spare_pid = spare.launched.proc.pid
     time.sleep(SLOW_IMPORT_S + 0.5)  # the spare imports while "another branch runs its tests"
     log = tmp_path / "logs" / "copy.log"
@@ -100,8 +99,8 @@ def test_a_start_takes_the_spare_that_fits_and_offers_the_next(copy_kernel, tmp_
         assert worker.placement()["worker_start"] == worker.started
         assert log.exists() and not spare.log.exists()  # the spare's log became the branch's
         assert spares.taken == 1
-        following = spares._spare
-        assert following is not None and following.launched.proc.pid != spare_pid  # offered after the load
+        [following] = spares._spares
+        assert following.launched.proc.pid != spare_pid  # offered after the load
     finally:
         worker.close()
         spares.close()
@@ -113,8 +112,7 @@ def test_a_spare_that_does_not_fit_is_ended_and_the_start_is_cold(copy_kernel, t
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     spares = SpareWorkers(tmp_path / "logs")
     spares.offer(key_now(()))
-    spare = spares._spare
-    assert spare is not None
+    [spare] = spares._spares
     monkeypatch.setenv("DCUOPT_TEST_CHANGED_SINCE_THE_SPARE", "1")  # the worker would start with another environment
     worker = IsolatedKernel(spec_for(copy_kernel, tmp_path / "copy.log", ()), timeout_s=30, spares=spares)
     try:
@@ -135,8 +133,8 @@ def test_settling_waits_for_the_spares_imports(tmp_path: Path, slow_module: str)
     spares.offer(key_now((slow_module,)))
     spares.settle(timeout_s=30)
     assert time.perf_counter() - began >= SLOW_IMPORT_S
-    spare = spares._spare
-    assert spare is not None and spare.settled
+    [spare] = spares._spares
+    assert spare.settled
     began = time.perf_counter()
     spares.settle(timeout_s=30)  # once settled, settling again costs nothing
     assert time.perf_counter() - began < 0.05
@@ -148,8 +146,7 @@ def test_a_dead_spare_is_not_taken(copy_kernel, tmp_path: Path) -> None:
     spares = SpareWorkers(tmp_path / "logs")
     key = key_now(())
     spares.offer(key)
-    spare = spares._spare
-    assert spare is not None
+    [spare] = spares._spares
     spare.launched.proc.kill()
     spare.launched.proc.wait()
     assert spares.take(key, tmp_path / "branch.log") is None
@@ -157,9 +154,38 @@ def test_a_dead_spare_is_not_taken(copy_kernel, tmp_path: Path) -> None:
 
 
 def test_spares_off_start_nothing(tmp_path: Path) -> None:
-    spares = SpareWorkers(tmp_path / "logs", enabled=False)
+    spares = SpareWorkers(tmp_path / "logs", count=0)
     spares.offer(key_now(()))
-    assert spares._spare is None and spares.take(key_now(()), tmp_path / "x.log") is None
+    assert spares._spares == [] and spares.take(key_now(()), tmp_path / "x.log") is None
+
+
+def test_several_spares_are_taken_oldest_first_and_a_new_key_ends_the_others(tmp_path: Path,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    spares = SpareWorkers(tmp_path / "logs", count=2)
+    key = key_now(())
+    spares.offer(key)
+    first, second = (spare.launched.proc.pid for spare in spares._spares)
+    spares.offer(key)  # already full: nothing more starts
+    assert [spare.launched.proc.pid for spare in spares._spares] == [first, second]
+    taken = spares.take(key, tmp_path / "a.log")
+    assert taken is not None and taken.proc.pid == first
+    spares.offer(key)  # refilled behind the second
+    assert len(spares._spares) == 2 and spares._spares[0].launched.proc.pid == second
+    kept = list(spares._spares)
+    monkeypatch.setenv("DCUOPT_TEST_ANOTHER_KIND_OF_WORKER", "1")
+    spares.offer(key_now(()))  # the last start had another key: the spares for the old one would never be taken
+    assert all(spare.launched.proc.poll() is not None for spare in kept)
+    assert len(spares._spares) == 2 and spares.discarded == 2
+    spares.close()
+    end_worker_processes(taken.proc.pid, taken.token)  # the taken one is the caller's to end
+    taken.proc.wait()
+    assert taken.proc.stdin is not None
+    taken.proc.stdin.close()
+    taken.responses.close()
+
+
+def test_the_default_is_two_spares_on_four_cores_or_more() -> None:
+    assert (default_count(2), default_count(4), default_count(64)) == (1, 2, 2)
 
 
 def test_a_worker_answers_a_ping_after_its_imports(tmp_path: Path, slow_module: str) -> None:

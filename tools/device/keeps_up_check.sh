@@ -10,7 +10,7 @@
 #                  branch is checked at the boundary dims first, as after a deselected correctness test)
 #   full           the same case, correctness (3 drawn examples) and benchmarks in one process
 #   bench_pageable with PAGEABLE_RUN=1: one more bench run with DCUOPT_PINNED_HOST=0 (pageable host memory)
-#   bench_nospare  with NOSPARE_RUN=1: one more bench run with --dcuopt-no-spare-worker (every worker started cold)
+#   bench_nospare  with NOSPARE_RUN=1: one more bench run with --dcuopt-spare-workers=0 (every worker started cold)
 #   mm_cpu, mm_auto  (not with SKIP_MM=1) kernels/matmul's baseline and smem_tiled cuda branches at M=8192, N=6144, K=4096 (float32,
 #                  K = 4096 reductions), correctness only, with --dcuopt-reference-device=cpu and =auto
 # $OUT gets summary.json + summary.md (tools/device/keeps_up_check.py) and keeps_up_check.tgz (state.json files,
@@ -51,7 +51,7 @@ if [ "${PAGEABLE_RUN:-0}" = 1 ]; then  # one more benchmarks-only run with pagea
 fi
 if [ "${NOSPARE_RUN:-0}" = 1 ]; then  # one more benchmarks-only run with every worker started cold, for comparison
   step bench_nospare 60 bash -c "$(pytest_in bench_nospare sync_solve \
-    "-k benchmark --dcuopt-max-time=1.0 --dcuopt-interleave=0 --dcuopt-no-spare-worker")"
+    "-k benchmark --dcuopt-max-time=1.0 --dcuopt-interleave=0 --dcuopt-spare-workers=0")"
 fi
 step full 90 bash -c "$(pytest_in full sync_solve "--dcuopt-examples=3 --dcuopt-max-time=1.0 --dcuopt-interleave=0")"
 fi
