@@ -45,6 +45,7 @@ BUILD_JOBS_OPTION = "--dcuopt-build-jobs"
 TRITON_CAPTURE_OPTION = "--dcuopt-triton-capture"
 SIZES_OPTION = "--dcuopt-sizes"
 REFERENCE_DEVICE_OPTION = "--dcuopt-reference-device"
+XDIST_SCHEDULE_OPTION = "--dcuopt-xdist-schedule"
 
 HOME_NAME = ".dcuopt"  # runs/, build-cache/ and logs/ go in here
 DEFAULT_RUN_ROOT = f"{HOME_NAME}/runs"
@@ -232,6 +233,11 @@ def add_options(parser: pytest.Parser) -> None:
                     help="Keep N worker processes started ahead, importing what the next branch's worker needs (torch "
                          "for GPU, Python and Triton branches) while the current branch runs its tests; 0 starts every "
                          "worker when its first test needs it. Default: 2 on a host with 4 cores or more, else 1")
+    group.addoption(XDIST_SCHEDULE_OPTION, choices=("branch", "xdist"), default="branch",
+                    help="Under pytest -n with xdist's default --dist load: `branch` sends each branch's tests "
+                         "(correctness, benchmarks, ISA) to one worker as one unit, so its benchmark does not check "
+                         "it again on another worker; `xdist` leaves xdist's own scheduling. Another --dist mode is "
+                         "always left to xdist. Default: branch")
     group.addoption(SIDE_FIGURES_OPTION, action="store_true", default=False,
                     help="GPU timing: also measure the side figures (hot and hot-rotated samples, the original "
                          "method's number, the launch overhead), which cost time every branch; interleaved A/B rounds "

@@ -136,6 +136,19 @@ def pytest_configure_node(node: Any) -> None:
 
 
 @pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """xdist controller, `--dist load` (the default with -n): a branch's tests go to one worker together
+    (run/schedule.py), unless --dcuopt-xdist-schedule=xdist."""
+    from .options import XDIST_SCHEDULE_OPTION
+
+    if config.getvalue("dist") != "load" or config.getoption(XDIST_SCHEDULE_OPTION) != "branch":
+        return None
+    from .run.schedule import BranchScheduling
+
+    return BranchScheduling(config, log)
+
+
+@pytest.hookimpl(optionalhook=True)
 def pytest_testnodedown(node: Any, error: Any) -> None:
     """xdist controller: fold a worker's records and observer reports into the controller's session."""
     payload = getattr(node, "workeroutput", {}).get(WORKER_OUTPUT_KEY)

@@ -91,7 +91,7 @@ def test_socket_workers_in_a_checkout_merge_into_one_state(
     tx = [arg for server in servers for arg in ("--tx", f"socket=127.0.0.1:{server.port}//chdir={checkout}")]
     # The case path is the checkout's, relative: the controller never collects, and a path that exists where the
     # controller runs would be rewritten against rsync roots by xdist (docs/gating.md).
-    remote = run_pytest(["-d", *tx, "xdist_merge", f"--dcuopt-run-dir={controller / 'run'}", "-rA", *options],
+    remote = run_pytest(["-d", *tx, "xdist_merge", f"--dcuopt-run-dir={controller / 'run'}", "-rA", "-v", *options],
                         controller)
     serial = run_pytest(["xdist_merge", f"--dcuopt-run-dir={checkout / 'serial'}", "-p", "no:xdist", *options],
                         checkout)
@@ -100,6 +100,7 @@ def test_socket_workers_in_a_checkout_merge_into_one_state(
 
     for server in servers:  # each socket server ran one worker: the tests did not run in the controller
         assert "got new connection" in server.log.read_text(), server.log.read_text()[-2000:]
+    # -v: every result line names its worker (a branch's tests go to one worker: run/schedule.py)
     assert {"[gw0]", "[gw1]"} <= set(re.findall(r"\[gw\d\]", remote.stdout)), remote.stdout[-3000:]
     assert (checkout / ".dcuopt" / "build-cache").is_dir()  # the workers' rootdir is the chdir'd checkout
     assert not (controller / ".dcuopt" / "build-cache").exists()
