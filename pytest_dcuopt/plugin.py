@@ -165,6 +165,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         dcuopt.check_size_selection()
     if dcuopt is None or session.config.option.collectonly or not session.items:
         return
+    dcuopt.note_selected(session.items)
     report = dcuopt.prebuild(session.items)
     reporter = session.config.pluginmanager.get_plugin("terminalreporter")
     if report is not None and reporter is not None:

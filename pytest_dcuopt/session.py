@@ -44,7 +44,7 @@ from .report.plots import write_run_plots
 from .report.records import BranchRecord
 from .report.state import build_state, validate_state
 from .report.summary import render_summary, terminal_lines
-from .run.devices import cpu_share
+from .run.devices import cpu_share, xdist_worker_id
 from .run.isolation import close_all
 from .run.spares import SpareWorkers
 from .timing.calibration import CalibrationStore
@@ -64,6 +64,8 @@ class DcuOptSession:
         self._availability: dict[str, Availability] = {}
         self._worker_toolchains: dict[str, dict[str, Any]] = {}  # xdist: what the workers' probes found
         self._variants: dict[tuple[str, str, str], Variant] = {}
+        self._selected: set[tuple[Path, str, str]] = set()  # (case folder, toolchain, branch) of the selected tests
+        self._baselines_tried: set[tuple[str, str, str]] = set()  # baselines checked here for another worker's A/B
         self._cases: dict[Path, KernelCase] = {}
         self.records: dict[tuple[str, str, str], BranchRecord] = {}
         self.reports: dict[str, list[dict[str, Any]]] = {}  # observer name -> its report entries
@@ -136,22 +138,20 @@ class DcuOptSession:
         """The variant a selected generated test builds, when its toolchain can do what that test needs here."""
         from .collect import branch_ids
 
-        marker = item.get_closest_marker("dcuopt")
-        branch = getattr(getattr(item, "callspec", None), "params", {}).get("branch")
-        if marker is None or branch is None or "toolchain" not in marker.kwargs:
+        found = _branch_of(item)
+        if found is None:
             return None
+        root, toolchain, branch = found
         name = str(getattr(item, "originalname", item.name))
         timed = name.startswith("test_benchmark_")
         if timed and self.config.getoption("benchmark_skip", False):
             return None  # pytest-benchmark skips it
         if name.startswith("test_correctness_") and self.config.getoption("benchmark_only", False):
             return None
-        toolchain = str(marker.kwargs["toolchain"])
         availability = self.availability(toolchain)
         runs = timed or name.startswith("test_correctness_")
         if not (availability.can_run if runs else availability.can_build):
             return None  # the test skips without building (or cannot build at all)
-        root = item.path.parent
         sources = dict(branch_ids(self.case(root), toolchain_class(toolchain).extensions))
         return self.variant(root, toolchain, branch, sources[branch]) if branch in sources else None
 
@@ -243,7 +243,7 @@ class DcuOptSession:
         timing = timing_at(variant, point)
         if pre_check_s is not None and timing is not None:  # outside harness_overhead_s: a correctness test's work
             timing["pre_timing_check_s"] = round(pre_check_s, 4)
-        baseline = self._variants.get((variant.case.name, variant.toolchain.name, "baseline"))
+        baseline = self._baseline_for(variant, nodeid)
         interleaved = interleave_with_baseline(variant, baseline, options.interleave_rounds, options.policy,
                                                options.timeout_s, point)
         if interleaved is not None:
@@ -251,6 +251,40 @@ class DcuOptSession:
         self.config.hook.pytest_dcuopt_branch_timed(variant=variant, config=self.config, samples=samples)
         if self.gate is not None:
             self.gate_timing(variant, point)
+
+    def _baseline_for(self, variant: Variant, nodeid: str) -> Variant | None:
+        """The case's baseline for the interleaved A/B: the one this process ran, or (an xdist worker, where the
+        baseline's tests ran on another worker) one built here from the build cache and checked once at the
+        default dims, so the pair is measured under the lock as in a serial run. Only for a baseline this run
+        selected; None when there is none, or it does not build, run or pass here (its own tests say why)."""
+        key = (variant.case.name, variant.toolchain.name, "baseline")
+        baseline = self._variants.get(key)
+        verified_here = baseline is not None and baseline.default_verified
+        if verified_here or variant.branch.is_baseline or xdist_worker_id() is None:
+            return baseline
+        root, toolchain = variant.case.root, variant.toolchain.name
+        if (self.options.interleave_rounds <= 0 or (root, toolchain, "baseline") not in self._selected
+                or key in self._baselines_tried):
+            return None
+        self._baselines_tried.add(key)  # checked once per process: a baseline wrong here is not tried again
+        if baseline is None:  # not pre-built here (--dcuopt-build-jobs 0)
+            from .collect import branch_ids
+
+            sources = dict(branch_ids(self.case(root), toolchain_class(toolchain).extensions))
+            baseline = self.variant(root, toolchain, "baseline", sources["baseline"])
+        self.resolve(baseline)
+        if baseline.setup_error is not None or baseline.worker is None:
+            return None
+        try:
+            checked_call(baseline, baseline.case.dims, 0, nodeid)
+        except (AssertionError, DcuOptError):
+            return None
+        baseline.default_verified = True
+        return baseline
+
+    def note_selected(self, items: Sequence[pytest.Item]) -> None:
+        """Remember which branches this run's tests cover (an xdist worker collects every test of the run)."""
+        self._selected.update(found for found in map(_branch_of, items) if found is not None)
 
     def _point(self, variant: Variant, size: BenchSize | None) -> BenchPoint:
         """Where the benchmark times: the default dims, or the size's dims (a size whose dims cannot be timed fails
@@ -428,3 +462,12 @@ def _collect(errors: list[str], what: str, action: Callable[..., Any], *args: An
         action(*args, **kwargs)
     except Exception as exc:
         errors.append(f"{what}: {type(exc).__name__}: {exc}")
+
+
+def _branch_of(item: pytest.Item) -> tuple[Path, str, str] | None:
+    """(case folder, toolchain, branch) of a kernel case's generated test of one branch; None for any other test."""
+    marker = item.get_closest_marker("dcuopt")
+    branch = getattr(getattr(item, "callspec", None), "params", {}).get("branch")
+    if marker is None or branch is None or "toolchain" not in marker.kwargs:
+        return None
+    return item.path.parent, str(marker.kwargs["toolchain"]), str(branch)

@@ -1,7 +1,9 @@
 """`pytest -n 2` hands a branch's tests to one worker (run/schedule.py): its benchmarks at every size run where its
-correctness test ran, so no other worker starts it and checks it again before timing. Real runs, read from `-v`."""
+correctness test ran, so no other worker starts it and checks it again before timing; a branch whose baseline ran on
+the other worker still gets its interleaved A/B (session._baseline_for). Real runs, read from `-v` and state.json."""
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from collections import defaultdict
@@ -26,18 +28,18 @@ def run_sweep(pytester: pytest.Pytester, shared_build_cache, monkeypatch: pytest
     monkeypatch.setenv("DCUOPT_LOCK_DIR", str(pytester.path / "locks"))
     for name in ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_TESTRUNUID"):
         monkeypatch.delenv(name, raising=False)
-    shutil.copytree(CASES / "bench_sizes", pytester.path / "bench_sizes")
-
-    def run(*args: str) -> pytest.RunResult:
-        return pytester.runpytest_subprocess("bench_sizes", "-n", "2", "-v", "--dcuopt-toolchain=cpu",
-                                             "--dcuopt-interleave=0", f"--dcuopt-cache-dir={shared_build_cache}",
+    def run(*args: str, case: str = "bench_sizes") -> pytest.RunResult:
+        if not (pytester.path / case).exists():
+            shutil.copytree(CASES / case, pytester.path / case)
+        return pytester.runpytest_subprocess(case, "-n", "2", "-v", "--dcuopt-toolchain=cpu",
+                                             f"--dcuopt-cache-dir={shared_build_cache}",
                                              f"--dcuopt-run-dir={pytester.path / 'run'}", *FAST, *args)
 
     return run
 
 
 def test_each_branchs_tests_run_on_one_worker(run_sweep) -> None:
-    result = run_sweep()
+    result = run_sweep("--dcuopt-interleave=0")
     result.assert_outcomes(passed=8, failed=1)  # wrong_past_64k is wrong at the large size only, as designed
     seen = workers_per_branch(result.stdout.str())
     assert set(seen) == {"baseline", "unrolled4", "wrong_past_64k"}, result.stdout.str()[-3000:]
@@ -46,7 +48,24 @@ def test_each_branchs_tests_run_on_one_worker(run_sweep) -> None:
 
 
 def test_xdists_own_scheduling_is_kept_on_request(run_sweep) -> None:
-    result = run_sweep("--dcuopt-xdist-schedule=xdist")
+    result = run_sweep("--dcuopt-xdist-schedule=xdist", "--dcuopt-interleave=0")
     result.assert_outcomes(passed=8, failed=1)
     seen = workers_per_branch(result.stdout.str())
     assert set(seen) == {"baseline", "unrolled4", "wrong_past_64k"}  # every test ran; where is xdist's choice
+
+
+def test_the_ab_against_a_baseline_that_ran_on_the_other_worker(run_sweep, pytester: pytest.Pytester) -> None:
+    """Two branches, two workers: one unit each, so the baseline's tests always run on the other worker. The
+    branch's benchmark builds the baseline from the cache, checks it once at the default dims and times the pair
+    under the lock, as a serial run does."""
+    result = run_sweep("-k", "not test_ablation", case="ablation_rowsum")
+    result.assert_outcomes(passed=4)
+    seen = workers_per_branch(result.stdout.str())
+    assert len(seen["baseline"]) == len(seen["unrolled"]) == 1 and seen["baseline"] != seen["unrolled"], seen
+    state = json.loads((pytester.path / "run" / "state.json").read_text())
+    branches = state["cases"]["ablation_rowsum"]["toolchains"]["cpu"]["branches"]
+    interleaved = branches["unrolled"]["timing"]["interleaved"]
+    assert interleaved["rounds"] >= 1 and interleaved["speedup"] > 1.5, interleaved  # eight accumulators vs one
+    assert interleaved["device_lock"]["held"]
+    assert branches["unrolled"]["speedup_vs_baseline"] == pytest.approx(interleaved["speedup"], rel=1e-3)
+    assert branches["baseline"]["correct"] is True and branches["baseline"]["timing"] is not None
