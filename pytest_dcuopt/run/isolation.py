@@ -13,6 +13,11 @@ visible (the runtime reads the visibility variables when it initializes, so they
 worker starts with), and every worker knows the lock that makes its measurements exclusive (`lock`, taken by
 bench/run.py around timing).
 
+Starting (`launch.py`): a start takes one of the session's spare workers when one was started ahead for the same
+environment (`spares.py`: the worker then has its toolchain's modules, torch, imported already), else starts a
+process; the record's `device.worker_start` says which. A case's workers are closed when the run moves on to another
+case (session.release_workers), so their memory is not held while other cases run.
+
 Scratch working directory: every worker starts in a fresh, empty folder of its own (`scratch_dir`), removed when the
 worker is closed, so a kernel that writes, renames or deletes files relative to its working directory touches
 nothing of the project. Every path the worker is given is absolute. This is not a sandbox: absolute paths, the
@@ -76,7 +81,7 @@ class IsolatedKernel:
         self.spec = spec
         self.timeout_s = timeout_s
         self.calibrations = calibrations  # shared by every branch of the session (None: each worker calibrates)
-        self.spares = spares  # the session's warm spare worker (None: every start is cold)
+        self.spares = spares  # the session's spare workers, started ahead (None: every start is cold)
         self.started: dict[str, Any] = {}  # the running worker's start: from a spare or not, seconds until loaded
         # Decided once per pytest process (its xdist worker id does not change): every start gets the same GPU.
         self.pin: DevicePin | None = (pin_for_worker(spec.devices, xdist_worker_id(), spec.platform)
