@@ -249,8 +249,10 @@ def add_options(parser: pytest.Parser) -> None:
                          "GPU. A reference that fails on the GPU runs again on the host; the record says where it ran "
                          "and why (observations.reference_device). Default: auto")
     group.addoption(BUILD_JOBS_OPTION, metavar="N", type=parse_non_negative_int, default=os.cpu_count() or 1,
-                    help="Build every selected branch this many at a time before the first test (0: build each "
-                         "branch in its first test instead). Default: the number of CPUs (os.cpu_count())")
+                    help="Build the selected branches this many at a time in the background while the tests run "
+                         "(in the tests' order; a test waits only for its own branch, a timing or profile for all "
+                         "of them; 0: build each branch in its first test instead). Default: the number of CPUs "
+                         "(os.cpu_count())")
 
 
 @dataclass(frozen=True)
@@ -274,7 +276,7 @@ class Options:
     compare_retries: int = 2
     devices: tuple[str, ...] = ()
     host_lock: bool = True
-    build_jobs: int = 1  # --dcuopt-build-jobs: parallel builds before the first test (0: none)
+    build_jobs: int = 1  # --dcuopt-build-jobs: builds at a time in the background (0: none)
     spare_workers: int = 1  # --dcuopt-spare-workers: worker processes started ahead (0: none)
     bench_sizes: tuple[str, ...] = ("all",)  # --dcuopt-sizes: the benchmark sizes picked by name, or `all`
     reference_device: str = "auto"  # --dcuopt-reference-device (check/reference_device.py)

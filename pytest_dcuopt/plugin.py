@@ -133,6 +133,9 @@ def pytest_configure_node(node: Any) -> None:
     from .run.devices import HOST_WORKERS_KEY, workers_on_host
 
     node.workerinput[HOST_WORKERS_KEY] = workers_on_host(node.nodemanager.specs, node.gateway.spec)
+    dcuopt = node.config.stash.get(SESSION_KEY, None)
+    if dcuopt is not None:  # the run's id: its workers share calibrations in a folder named by it, removed at the end
+        dcuopt.xdist_run = str(node.workerinput.get("testrunuid", "")) or None
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -158,18 +161,19 @@ def pytest_testnodedown(node: Any, error: Any) -> None:
 
 @pytest.hookimpl(trylast=True)
 def pytest_collection_finish(session: pytest.Session) -> None:
-    """Check --dcuopt-sizes against the collected cases; build every selected branch in parallel
-    (--dcuopt-build-jobs) before the first test runs."""
+    """Check --dcuopt-sizes against the collected cases; start building every selected branch in the background
+    (--dcuopt-build-jobs at a time) while the tests run."""
     dcuopt = session.config.stash.get(SESSION_KEY, None)
     if dcuopt is not None:
         dcuopt.check_size_selection()
     if dcuopt is None or session.config.option.collectonly or not session.items:
         return
     dcuopt.note_selected(session.items)
-    report = dcuopt.prebuild(session.items)
+    builds = dcuopt.start_builds(session.items)
     reporter = session.config.pluginmanager.get_plugin("terminalreporter")
-    if report is not None and reporter is not None:
-        reporter.write_line(f"dcuopt: {report.describe()}")
+    if builds is not None and reporter is not None:
+        reporter.write_line(f"dcuopt: building {builds.count} branches in the background, {builds.jobs} at a time "
+                            "(--dcuopt-build-jobs); a test waits only for its own branch, a timing for all")
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
@@ -199,6 +203,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> Generator[
     if dcuopt is None:
         return
     dcuopt.close_workers()
+    dcuopt.forget_shared_calibrations()
     workeroutput = getattr(session.config, "workeroutput", None)
     if workeroutput is not None:  # an xdist worker: hand records to the controller
         workeroutput[WORKER_OUTPUT_KEY] = dcuopt.export()
@@ -222,5 +227,7 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         terminalreporter.write_line(f"interrupted by {dcuopt.state['interrupted']}: the results below are partial")
     for line in dcuopt.terminal_lines():
         terminalreporter.write_line(line)
+    if dcuopt.builds is not None:
+        terminalreporter.write_line(f"dcuopt: {dcuopt.builds.report().describe()}")
     for what, path in dcuopt.report_paths():
         terminalreporter.write_line(f"{what}: {path}")

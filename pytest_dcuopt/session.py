@@ -5,6 +5,7 @@ session only wires them to pytest and to the plugin's hooks (hookspec.py)."""
 from __future__ import annotations
 
 import json
+import shutil
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -44,13 +45,13 @@ from .report.plots import write_run_plots
 from .report.records import BranchRecord
 from .report.state import build_state, validate_state
 from .report.summary import render_summary, terminal_lines
-from .run.devices import cpu_share, xdist_worker_id
+from .run.devices import cpu_share, lock_dir, xdist_worker_id
 from .run.isolation import close_all
 from .run.spares import SpareWorkers
-from .timing.calibration import CalibrationStore
+from .timing.calibration import XDIST_RUN_ENV, CalibrationStore, shared_dir_for_run
 from .toolchains import Availability, Toolchain, make_toolchain, toolchain_class
 from .toolchains.cache import BuildCache
-from .variant import BuildSettings, PrebuildReport, Variant, prebuild, resolve
+from .variant import BackgroundBuilds, BuildSettings, Variant, resolve
 
 
 class DcuOptSession:
@@ -73,8 +74,11 @@ class DcuOptSession:
         self.state: dict[str, Any] | None = None
         self.finish_error: str | None = None  # what finish() could not write
         self.gate = build_gate(options)  # None without --dcuopt-compare; a bad baseline is a usage error here
-        self.calibrations = CalibrationStore()  # device calibrations: measured by the first worker on a device
+        # Device calibrations: measured by the first worker on a device (xdist: of the whole run, on this host).
+        self.calibrations = CalibrationStore(shared_dir_for_run(lock_dir()))
+        self.xdist_run: str | None = None  # the controller: xdist's run id, for removing the shared calibrations
         self.spares = SpareWorkers(options.log_dir, options.spare_workers)  # the next branches' workers, warm
+        self.builds: BackgroundBuilds | None = None  # the selected branches' builds, run beside the tests
         reference_device.set_mode(options.reference_device)  # the reference functions are module-level
 
     # ----- toolchains and variants ------------------------------------------------------
@@ -113,11 +117,12 @@ class DcuOptSession:
         options = self.options
         return BuildSettings(self.cache, options.arch, options.extra_flags, options.log_dir, options.timeout_s,
                              devices=options.devices, host_lock=options.host_lock, calibrations=self.calibrations,
-                             spares=self.spares)
+                             spares=self.spares, builds=self.builds, quiet=self.quiet)
 
-    def prebuild(self, items: Sequence[pytest.Item]) -> PrebuildReport | None:
-        """Build every branch the selected tests will build, `--dcuopt-build-jobs` at a time, before the first
-        test (None when there is nothing to build or the option is 0). Errors stay on the variants (resolve)."""
+    def start_builds(self, items: Sequence[pytest.Item]) -> BackgroundBuilds | None:
+        """Start building every branch the selected tests will build, `--dcuopt-build-jobs` at a time in the
+        tests' order, beside the tests (None when there is nothing to build or the option is 0). A test waits for
+        its own branch only; errors stay with the branches (resolve)."""
         if self.options.build_jobs <= 0:
             return None
         variants = list({id(v): v for v in (self._variant_or_none(item) for item in items) if v is not None}.values())
@@ -125,8 +130,17 @@ class DcuOptSession:
             return None
         share = cpu_share()
         if share is not None:  # an xdist worker: its part of the host's build jobs, starting at its own slice
-            return prebuild(share.rotated(variants), self.cache, share.build_jobs(self.options.build_jobs))
-        return prebuild(variants, self.cache, self.options.build_jobs)
+            self.builds = BackgroundBuilds(share.rotated(variants), self.cache,
+                                           share.build_jobs(self.options.build_jobs))
+        else:
+            self.builds = BackgroundBuilds(variants, self.cache, self.options.build_jobs)
+        return self.builds
+
+    def quiet(self) -> None:
+        """Before a measurement (a timing, a profile, an ablation): wait until no background build of this process
+        runs, so that no compiler shares the cores or the memory bandwidth with what is measured."""
+        if self.builds is not None:
+            self.builds.wait()
 
     def _variant_or_none(self, item: pytest.Item) -> Variant | None:
         try:
@@ -325,6 +339,8 @@ class DcuOptSession:
         return f"{note}\n\n{failure}" if note else failure
 
     def run_observer(self, name: str, variant: Variant, item: pytest.Item) -> None:
+        if getattr(self.observers[name], "measures", True):  # a profile or an ablation: nothing compiles beside it
+            self.quiet()
         try:
             self.observers[name].observe(self, variant, item)
             return
@@ -358,7 +374,16 @@ class DcuOptSession:
             return None
 
     # ----- end of session ---------------------------------------------------------------
+    def forget_shared_calibrations(self) -> None:
+        """The controller, at the end of an xdist run: remove the calibrations its local workers shared."""
+        if self.xdist_run is not None:
+            folder = shared_dir_for_run(lock_dir(), {XDIST_RUN_ENV: self.xdist_run})
+            if folder is not None:
+                shutil.rmtree(folder, ignore_errors=True)
+
     def close_workers(self) -> None:
+        if self.builds is not None:  # queued builds are dropped, running compilers waited for
+            self.builds.close()
         close_all([variant.worker for variant in self._variants.values() if variant.worker is not None])
         self.spares.close()
 

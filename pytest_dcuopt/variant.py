@@ -4,17 +4,20 @@
 through the toolchain (and its cache), and starts the branch's isolated worker. Errors are kept
 on the variant (a compile error fails every test of that branch alike, without rebuilding).
 
-`prebuild` compiles many branches at once in a thread pool before the first test runs (the session calls it
-when collection has finished, --dcuopt-build-jobs): each compiler is a process of its own and the build cache
-serialises builds of one key, so the threads only wait. Its artifacts and compile errors are kept on the
-variants, and `resolve` takes them instead of building again.
+`BackgroundBuilds` compiles the selected branches in a thread pool while the tests run (the session starts it
+when collection has finished, --dcuopt-build-jobs at a time, in test order): each compiler is a process of its own
+and the build cache serialises builds of one key, so the threads only wait. A test waits only for its own branch's
+build (`resolve` takes it; a build not started yet is taken off the queue and run in the test), and a measurement
+waits for all of them (`quiet`), so no compiler shares the machine with a timing.
 """
 from __future__ import annotations
 
+import threading
 import time
 import warnings
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import wait as wait_for
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -56,7 +59,7 @@ class Variant:
     failed_correctness: bool = False
     examples: int = 0
     last_failure: dict[str, Any] | None = field(default=None, repr=False)
-    prebuilt: Artifact | CompileError | None = field(default=None, repr=False)  # from `prebuild`, taken by resolve
+    prebuilt: Future[Artifact] | None = field(default=None, repr=False)  # its background build, taken by resolve
     bound: set[tuple[Any, ...]] = field(default_factory=set, repr=False)  # draw keys its worker was asked to bind
 
     @property
@@ -93,7 +96,9 @@ class BuildSettings:
     devices: tuple[str, ...] = ()  # --dcuopt-devices: GPUs the kernel workers are pinned to (per xdist worker)
     host_lock: bool = True  # CPU timing holds the host lock (--dcuopt-no-host-lock turns it off)
     calibrations: CalibrationStore | None = None  # device calibrations shared by the session's workers
-    spares: SpareWorkers | None = None  # the session's warm spare worker (None: every start is cold)
+    spares: SpareWorkers | None = None  # the session's spare workers (None: every start is cold)
+    builds: BackgroundBuilds | None = None  # the session's background builds (None: each branch builds in its test)
+    quiet: Callable[[], None] | None = None  # called before a timing: waits for the session's work beside the tests
 
 
 def resolve(variant: Variant, settings: BuildSettings) -> None:
@@ -107,14 +112,16 @@ def resolve(variant: Variant, settings: BuildSettings) -> None:
             bind_by_position_if_needed(variant, parse_solve_signature(text, str(variant.branch.source)))
             check_scalars(variant)
             check_initial_states(variant)
-        variant.artifact = take_prebuilt(variant) or variant.toolchain.build(variant.branch.source, settings.cache)
+        prebuilt = settings.builds.take(variant) if settings.builds is not None else None
+        variant.artifact = prebuilt or variant.toolchain.build(variant.branch.source, settings.cache)
         variant.record.build = variant.artifact.to_json()
         log = settings.log_dir / f"{variant.label.replace('/', '__')}.log"
         spec = WorkerSpec(variant.label, variant.toolchain.name, settings.arch, settings.extra_flags,
                           variant.artifact, variant.params, log, devices=settings.devices,
                           platform=variant.toolchain.device_platform(), host_lock=settings.host_lock,
                           preload=variant.toolchain.worker_modules())
-        variant.worker = IsolatedKernel(spec, settings.timeout_s, settings.calibrations, settings.spares)
+        variant.worker = IsolatedKernel(spec, settings.timeout_s, settings.calibrations, settings.spares,
+                                        settings.quiet)
     except CompileError as exc:
         variant.setup_error = exc
         variant.record.build = {"toolchain": variant.toolchain.name, **exc.result.to_json()}
@@ -131,58 +138,115 @@ def resolve(variant: Variant, settings: BuildSettings) -> None:
         variant.record.error = {"kind": "build cache error", "message": str(exc)}
 
 
-def take_prebuilt(variant: Variant) -> Artifact | None:
-    """The artifact `prebuild` made (None: build now); its compile error is raised here, as a build would."""
-    prebuilt, variant.prebuilt = variant.prebuilt, None
-    if isinstance(prebuilt, CompileError):
-        raise prebuilt
-    return prebuilt
-
-
 @dataclass(frozen=True)
-class PrebuildReport:
-    """What `prebuild` did: for the terminal line and docs/performance.md."""
+class BuildsReport:
+    """What the background builds did: for the terminal and docs/performance.md."""
 
-    built: int  # artifacts made or reused
-    failed: int  # compile errors (kept on their variants)
-    errors: tuple[str, ...]  # other errors: left for `resolve` to raise inside the branch's test
+    built: int  # artifacts made or reused in the background
+    failed: int  # compile errors (kept for their branches' tests)
+    in_test: int  # builds a test needed before their turn came: taken off the queue and run in that test
+    errors: tuple[str, ...]  # other errors: `resolve` builds that branch again inside its test and reports it there
     jobs: int
-    seconds: float
+    seconds: float  # from the start until the last background build ended
+    waited_s: float  # how long tests and measurements waited for running builds
 
     def describe(self) -> str:
         parts = [f"{self.built} built or reused", *([f"{self.failed} compile errors"] if self.failed else []),
+                 *([f"{self.in_test} built in their own test"] if self.in_test else []),
                  *([f"{len(self.errors)} errors left to their tests"] if self.errors else [])]
-        total = self.built + self.failed + len(self.errors)
-        return (f"built {total} branches before the first test with {self.jobs} job(s) in {self.seconds:.1f} s "
-                f"({', '.join(parts)})")
+        return (f"background builds: {', '.join(parts)}; done {self.seconds:.1f} s after collection with "
+                f"{self.jobs} job(s); tests waited {self.waited_s:.1f} s for them")
 
 
-def prebuild(variants: Iterable[Variant], cache: BuildCache, jobs: int) -> PrebuildReport:
-    """Build every variant not resolved yet, `jobs` at a time; keep each artifact or compile error on its variant.
+class BackgroundBuilds:
+    """Build the variants not resolved yet, `jobs` at a time, in the order given (the tests' order), while the
+    tests run. Each variant keeps its build's Future (`Variant.prebuilt`); `take` hands the artifact to `resolve`.
 
-    Any other error (a compiler that vanished, a full disk) is not kept: `resolve` builds that branch again inside
-    its test, where the error is reported as it would have been without the pre-build.
+    Any error other than a compile error (a compiler that vanished, a full disk) is not kept: `resolve` builds that
+    branch again inside its test, where the error is reported as it would have been without the background build.
     """
-    started = time.perf_counter()
-    todo = [v for v in variants if not v.resolved and v.prebuilt is None]
-    built = failed = 0
-    errors: list[str] = []
-    pool = ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="dcuopt-build")
-    try:
-        futures: list[tuple[Variant, Future[Artifact]]] = [
-            (v, pool.submit(v.toolchain.build, v.branch.source, cache)) for v in todo]
-        for variant, future in futures:
-            try:
-                variant.prebuilt = future.result()
-                built += 1
-            except CompileError as exc:
-                variant.prebuilt = exc
-                failed += 1
-            except Exception as exc:  # reported by the branch's own test, when resolve builds again
-                errors.append(f"{variant.label}: {type(exc).__name__}: {exc}")
-    finally:  # on an interrupt (SIGTERM, Ctrl-C) the queued builds are dropped; running compilers are waited for
-        pool.shutdown(wait=True, cancel_futures=True)
-    return PrebuildReport(built, failed, tuple(errors), max(1, jobs), time.perf_counter() - started)
+
+    def __init__(self, variants: Iterable[Variant], cache: BuildCache, jobs: int) -> None:
+        self.jobs = max(1, jobs)
+        self._started = time.perf_counter()
+        self._lock = threading.Lock()
+        self._last_end = self._started
+        self._built = self._failed = self._in_test = 0
+        self._waited_s = 0.0
+        self._errors: list[str] = []
+        self._pool = ThreadPoolExecutor(max_workers=self.jobs, thread_name_prefix="dcuopt-build")
+        self._futures: list[Future[Artifact]] = []
+        for variant in variants:
+            if not variant.resolved and variant.prebuilt is None:
+                variant.prebuilt = self._pool.submit(self._build, variant, cache)
+                self._futures.append(variant.prebuilt)
+
+    @property
+    def count(self) -> int:
+        return len(self._futures)
+
+    def _build(self, variant: Variant, cache: BuildCache) -> Artifact:
+        outcome = "built"
+        try:
+            return variant.toolchain.build(variant.branch.source, cache)
+        except CompileError:
+            outcome = "failed"
+            raise
+        except Exception as exc:
+            outcome = f"{variant.label}: {type(exc).__name__}: {exc}"
+            raise
+        finally:
+            with self._lock:
+                self._last_end = time.perf_counter()
+                if outcome == "built":
+                    self._built += 1
+                elif outcome == "failed":
+                    self._failed += 1
+                else:
+                    self._errors.append(outcome)
+
+    def take(self, variant: Variant) -> Artifact | None:
+        """The variant's artifact from its background build, waiting for it while it runs (None: build it now, in
+        the caller: it was not queued, had not started, or ended with an error other than a compile error). A
+        compile error is raised here, as the build would have raised it."""
+        future, variant.prebuilt = variant.prebuilt, None
+        if future is None:
+            return None
+        if future.cancel():  # still queued: its test needs it now, so it is built there instead of waiting its turn
+            with self._lock:
+                self._in_test += 1
+            return None
+        waiting = time.perf_counter()
+        try:
+            return future.result()
+        except CompileError:
+            raise
+        except Exception:
+            return None
+        finally:
+            self._add_wait(time.perf_counter() - waiting)
+
+    def wait(self) -> None:
+        """Return when no background build is running or queued: before a measurement, so that no compiler shares
+        the machine with it."""
+        pending = [future for future in self._futures if not future.done()]
+        if pending:
+            waiting = time.perf_counter()
+            wait_for(pending)
+            self._add_wait(time.perf_counter() - waiting)
+
+    def _add_wait(self, seconds: float) -> None:
+        with self._lock:
+            self._waited_s += seconds
+
+    def close(self) -> None:
+        """Drop the queued builds and wait for the running compilers (at the session's end, or on an interrupt)."""
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+    def report(self) -> BuildsReport:
+        with self._lock:
+            return BuildsReport(self._built, self._failed, self._in_test, tuple(self._errors), self.jobs,
+                                self._last_end - self._started, self._waited_s)
 
 
 def check_scalars(variant: Variant) -> None:

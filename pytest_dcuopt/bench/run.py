@@ -44,7 +44,7 @@ from ..check.verify import (
     reject_work_left_running,
 )
 from ..errors import CaseError, TimedCallsWrong
-from ..run.devices import LockHold, TimingLock, device_lock
+from ..run.devices import LOCK_WAIT_S, LockHold, TimingLock, device_lock
 from ..timing.policy import Samples, TimingPolicy, significant, summarize
 from ..toolchains.binding import BindSpec, Snapshot
 from ..toolchains.exchange import receive
@@ -141,10 +141,6 @@ def request_phases(reply: dict[str, Any], round_trip_s: float, compare_s: float,
     phases["reference"] = reference_s
     phases["compare"] = max(0.0, compare_s - reference_s)
     return phases
-
-
-# Another session's sweep may hold the device this long; past it the test fails naming the holder (never a hang).
-LOCK_WAIT_S = 3600.0
 
 
 @contextmanager

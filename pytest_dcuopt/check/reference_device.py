@@ -18,14 +18,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..run.devices import device_lock, held_by_this_process
+from ..run.devices import LOCK_WAIT_S, device_lock, held_by_this_process
 
 if TYPE_CHECKING:
     from ..variant import Variant
 
 MODES = ("auto", "cpu", "gpu")
 GPU_REFERENCE_MIN_BYTES = 64 << 20  # below this the host computes a reference in well under a second
-LOCK_WAIT_S = 3600.0
 _MODE = ["auto"]
 
 

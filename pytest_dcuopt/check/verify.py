@@ -31,6 +31,7 @@ import numpy as np
 from ..case.buffers import decode, is_float
 from ..case.reference import REDUCTION_BOUND_FACTOR, ROUNDING_UNIT, check_relations, reduction_bound
 from ..errors import CaseError, DcuOptError, KernelCrashed, KernelTimeout, TimedCallsWrong, WorkerError
+from ..run.devices import shared_use
 from ..timing.bracket import WORK_LEFT_RUNNING
 from ..toolchains.binding import Snapshot, draw_key
 from ..toolchains.exchange import (
@@ -295,7 +296,16 @@ def hypothesis_search(variant: Variant, settings: CheckSettings, nodeid: str) ->
 
 def checked_call(variant: Variant, dims: Mapping[str, Any], seed: int, nodeid: str,
                  reproduce: str | None = None) -> None:
-    """One call at `dims`/`seed` compared with the reference; AssertionError (or a DcuOptError) when wrong."""
+    """One call at `dims`/`seed` compared with the reference; AssertionError (or a DcuOptError) when wrong.
+
+    The device's lock is held shared for the call (run/devices.shared_use): under xdist, or beside another session,
+    no timing on this device runs while the kernel, its reference or the compare does."""
+    assert variant.worker is not None and variant.reference is not None
+    with shared_use(variant.worker.lock, f"checked call of {variant.label}"):
+        _checked_call(variant, dims, seed, nodeid, reproduce)
+
+
+def _checked_call(variant: Variant, dims: Mapping[str, Any], seed: int, nodeid: str, reproduce: str | None) -> None:
     assert variant.worker is not None and variant.reference is not None
     variant.examples += 1
     reproduce = reproduce or reproduce_command(nodeid, dims, seed)

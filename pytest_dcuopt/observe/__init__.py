@@ -38,6 +38,7 @@ class Observer(Protocol):
     name: str  # test name part (`test_<name>_<toolchain>`) and report key
     marker: str  # the pytest mark that attaches it to branches
     report_name: str  # file written in the run directory
+    measures: bool  # it times or profiles the kernel: the session's background builds are waited for first
 
     def applies(self, toolchain: type[Toolchain], marks: Sequence[pytest.Mark]) -> bool:
         """Whether a test is generated for a branch of `toolchain` carrying `marks`."""

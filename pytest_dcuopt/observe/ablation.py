@@ -121,6 +121,7 @@ class AblationObserver:
     name = "ablation"
     marker = ABLATION_MARKER
     report_name = REPORT_NAME
+    measures = True
 
     def applies(self, toolchain: type[Toolchain], marks: Sequence[pytest.Mark]) -> bool:
         # Compile-time switches need a compiled kernel: the Python contract has no flags to set.

@@ -38,6 +38,7 @@ class IsaObserver:
     name = "isa"
     marker = ISA_MARKER
     report_name = REPORT_NAME
+    measures = False  # reads the built ISA: runs beside the builds
 
     def applies(self, toolchain: type[Toolchain], marks: Sequence[pytest.Mark]) -> bool:
         families = toolchain.isa_families or (toolchain.isa_family,)

@@ -29,6 +29,7 @@ from ..profile.kernels import KernelFilter, select_rows
 from ..profile.metrics import derive, metric_set, rank_metrics
 from ..profile.roofline import ceilings_for, classify
 from ..profile.spec import ProfileMarkError, ProfileSpec, merge_specs
+from ..run.devices import LOCK_WAIT_S, device_lock
 from ..toolchains.binding import BindSpec
 from . import built_artifact
 from .isa import collect_dump
@@ -51,6 +52,7 @@ class ProfileObserver:
     name = "profile"
     marker = PROFILE_MARKER
     report_name = REPORT_NAME
+    measures = True
 
     def __init__(self) -> None:
         self.ceilings: dict[tuple[str, str], dict[str, Any]] = {}  # measured copies, once per toolchain+device
@@ -91,7 +93,12 @@ class ProfileObserver:
         request = self.write_request(variant, backend, spec, dims, workdir)
         job = ProfileJob((sys.executable, "-m", "pytest_dcuopt.run.profile_target", str(request)), workdir,
                          spec.metrics, spec.sections, spec.sqtt, spec.timeout_s)
-        collected = backend.collect(job)
+        assert variant.worker is not None  # resolved by built_artifact
+        lock = variant.worker.lock
+        # A profile is a measurement: nothing else times on the device while the profiler runs the kernel.
+        with device_lock(lock.name, enabled=lock.enabled, label=f"profiling {variant.label}", timeout_s=LOCK_WAIT_S,
+                         disabled_reason=lock.disabled_reason):
+            collected = backend.collect(job)
         target = read_target_result(request)
         entry = self.analyse(variant, spec, dims, backend, kernels, collected, target)
         entry.update({"nodeid": nodeid, "workdir": str(workdir), "kernel_names": dict(kernels.names),

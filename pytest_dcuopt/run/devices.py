@@ -4,6 +4,9 @@
   run on one device at once, whether they come from xdist workers of one session or from other pytest sessions on
   the host. flock belongs to the open file: the kernel releases it when the holder exits or is killed, so a dead
   session never leaves a stale lock. The lock directory is per host and shared by every user (a GPU is too).
+* `device_lock(name, shared=True)`: the same lock, shared (`shared_use`): held around other work on the device (a
+  checked call: the kernel's run, the reference, the compare), so that such work of other processes runs side by
+  side but never beside a timing, and a timing waits for the calls in flight.
 * `pin_for_worker(devices, worker_id, platform)`: the GPU an xdist worker's kernel processes use and the environment
   they start with. The visibility variables are read once, when the runtime initializes, so they must be in the
   kernel worker's environment when it starts (run/isolation.py), never set afterwards.
@@ -44,6 +47,10 @@ class NestedDeviceLock(RuntimeError):
 
 # Lock files this process holds now: a second acquisition of one of them is refused instead of hanging.
 _HELD_HERE: set[str] = set()
+# What a waiter reads when the lock is taken but names no exclusive holder: shared holders (shared_use).
+SHARED_HOLDERS = "checked calls on this device (shared)"
+# Another session's sweep may hold the device this long; past it the test fails naming the holder (never a hang).
+LOCK_WAIT_S = 3600.0
 
 
 def lock_dir(environ: Mapping[str, str] = os.environ) -> Path:
@@ -97,12 +104,13 @@ class LockHold:
 @contextmanager
 def device_lock(name: str, *, enabled: bool = True, label: str = "", timeout_s: float | None = None,
                 directory: Path | None = None, disabled_reason: str = "turned off",
-                poll_s: float = 0.005) -> Iterator[LockHold]:
+                poll_s: float = 0.005, shared: bool = False) -> Iterator[LockHold]:
     """Hold the host-wide lock `name` for the duration of the block (yields the LockHold for the record).
 
     Waits as long as it takes, or raises DeviceLockTimeout after `timeout_s` naming the holder. `enabled=False`
     yields a hold with `held=False` and the reason, so the record says the measurement was not exclusive. Asking
     for a lock this process already holds raises NestedDeviceLock (an flock would wait on its own holder for ever).
+    `shared=True` takes it shared: other shared holders at the same time, no exclusive one (a timing).
     """
     if not enabled:
         yield LockHold(name, None, held=False, reason=disabled_reason)
@@ -121,18 +129,21 @@ def device_lock(name: str, *, enabled: bool = True, label: str = "", timeout_s: 
         # asks again at once (back-to-back measurements) queues behind it instead of taking the lock straight back.
         _acquire(turn, path, timeout_s, poll_s, started)
         try:
-            waited_for = _acquire(fd, path, timeout_s, poll_s, started)
+            waited_for = _acquire(fd, path, timeout_s, poll_s, started, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
         finally:
             fcntl.flock(turn, fcntl.LOCK_UN)
         hold = LockHold(name, str(path), held=True, waited_s=time.perf_counter() - started, waited_for=waited_for,
                         acquired_at=time.time())
         _HELD_HERE.add(key)
-        _write_holder(fd, label)
+        if not shared:  # shared holders leave the note alone: it names the exclusive holder, or nobody
+            _write_holder(fd, label)
         try:
             yield hold
         finally:
             hold.released_at = time.time()
             _HELD_HERE.discard(key)
+            if not shared:
+                _write_holder(fd, None)  # released: a waiter blocked by shared holders must not read this note
             fcntl.flock(fd, fcntl.LOCK_UN)
     finally:
         os.close(fd)
@@ -166,19 +177,21 @@ def _open_lock(path: Path) -> int:
     return fd
 
 
-def _acquire(fd: int, path: Path, timeout_s: float | None, poll_s: float, started: float) -> str:
-    """Take the flock; returns the holder's note when it had to wait ("" when the lock was free)."""
+def _acquire(fd: int, path: Path, timeout_s: float | None, poll_s: float, started: float,
+             mode: int = fcntl.LOCK_EX) -> str:
+    """Take the flock (`mode`: LOCK_EX or LOCK_SH); returns the holder's note when it had to wait ("" when the lock
+    was free)."""
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        fcntl.flock(fd, mode | fcntl.LOCK_NB)
         return ""
     except BlockingIOError:
-        waited_for = _read_holder(path)
+        waited_for = _read_holder(path) or SHARED_HOLDERS
     if timeout_s is None:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        fcntl.flock(fd, mode)
         return waited_for
     while True:
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(fd, mode | fcntl.LOCK_NB)
             return waited_for
         except BlockingIOError:
             if time.perf_counter() - started >= timeout_s:
@@ -190,12 +203,15 @@ def _acquire(fd: int, path: Path, timeout_s: float | None, poll_s: float, starte
             poll_s = min(poll_s * 2, 0.05)
 
 
-def _write_holder(fd: int, label: str) -> None:
-    """Who holds the lock, for anyone waiting on it (best effort: a read-only descriptor cannot write)."""
-    note = f"pid {os.getpid()} on {socket.gethostname()}" + (f" timing {label}" if label else "")
+def _write_holder(fd: int, label: str | None) -> None:
+    """Who holds the lock, for anyone waiting on it (None: nobody, on release; best effort: a read-only descriptor
+    cannot write)."""
+    note = "" if label is None else f"pid {os.getpid()} on {socket.gethostname()}" + (f" timing {label}" if label
+                                                                                     else "")
     try:
         os.ftruncate(fd, 0)
-        os.pwrite(fd, note.encode(), 0)
+        if note:
+            os.pwrite(fd, note.encode(), 0)
     except OSError:
         pass
 
@@ -291,6 +307,18 @@ def timing_lock(pin: DevicePin | None, platform: str | None, host_lock: bool,
     if platform is None:
         return TimingLock(HOST_LOCK, host_lock, "" if host_lock else NO_HOST_LOCK_REASON)
     return TimingLock(gpu_lock_name(pin, platform, environ))
+
+
+@contextmanager
+def shared_use(lock: TimingLock, label: str = "") -> Iterator[None]:
+    """Hold `lock` shared for the block: work on the device that is not a timing (a checked call) runs beside other
+    such work of other processes, never beside their timings. Nothing is taken when the lock is turned off or this
+    process holds it already (a checked call inside a timing's hold, a reference inside a checked call)."""
+    if not lock.enabled or held_by_this_process(lock.name):
+        yield
+        return
+    with device_lock(lock.name, label=label, timeout_s=LOCK_WAIT_S, shared=True):
+        yield
 
 
 # ----- sharing the host's cores among xdist workers ------------------------------------------------------------------

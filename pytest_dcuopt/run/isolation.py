@@ -35,7 +35,7 @@ import shutil
 import signal
 import subprocess
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -77,11 +77,12 @@ class WorkerSpec:
 
 class IsolatedKernel:
     def __init__(self, spec: WorkerSpec, timeout_s: float, calibrations: CalibrationStore | None = None,
-                 spares: SpareWorkers | None = None) -> None:
+                 spares: SpareWorkers | None = None, quiet: Callable[[], None] | None = None) -> None:
         self.spec = spec
         self.timeout_s = timeout_s
         self.calibrations = calibrations  # shared by every branch of the session (None: each worker calibrates)
         self.spares = spares  # the session's spare workers, started ahead (None: every start is cold)
+        self.quiet = quiet  # waits for the session's work beside the tests (its background builds) before a timing
         self.started: dict[str, Any] = {}  # the running worker's start: from a spare or not, seconds until loaded
         # Decided once per pytest process (its xdist worker id does not change): every start gets the same GPU.
         self.pin: DevicePin | None = (pin_for_worker(spec.devices, xdist_worker_id(), spec.platform)
@@ -133,6 +134,8 @@ class IsolatedKernel:
             self._raise_dead("idle between calls (after answering the previous one)")
         if self._proc is None:
             self._start()
+        if op == "time" and self.quiet is not None:
+            self.quiet()  # no compiler beside a timing
         if op == "time" and self.spares is not None and quiet_needed(self.spec.platform):
             self.spares.settle(self.timeout_s)  # a spare still importing would share the timed cores
         store = self.calibrations if op == "time" else None

@@ -2,12 +2,14 @@
 
 * `--benchmark-disable` does what pytest-benchmark users expect: each benchmark test calls the kernel once (checked
   at the default dims), keeps no statistics, and the record says why it has no timing;
-* every selected branch is built before the first test, `--dcuopt-build-jobs` at a time;
+* every selected branch is built in the background while the tests run, `--dcuopt-build-jobs` at a time, and the
+  terminal says what the builds did;
 * the plugin's timing options: side figures off unless `--dcuopt-side-figures`.
 """
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -34,13 +36,15 @@ def test_benchmark_disable_runs_each_benchmark_once_checked_and_records_no_timin
                                                        "--dcuopt-build-jobs=2"))
     result.assert_outcomes(passed=4, failed=1, deselected=5)
     output = result.stdout.str()
-    assert "dcuopt: built 5 branches before the first test with 2 job(s)" in output, output
+    assert "dcuopt: building 5 branches in the background, 2 at a time" in output, output
+    done = re.search(r"dcuopt: background builds: (\d+) built or reused(?:, (\d+) built in their own test)?", output)
+    assert done is not None and int(done[1]) + int(done[2] or 0) == 5, output
     found = branches(pytester)
     for name in ("baseline", "slows_down", "speeds_up", "steady"):
         record = found[name]
         assert record["timing"] is None and record["skipped"] == BENCHMARKS_DISABLED, record
         assert record["examples"] == 1 and record["correct"] is None  # one call; no correctness verdict here
-        # built (or reused from the shared test cache) before the first test, as the line above says
+        # built (or reused from the shared test cache) in the background or in its test, as the line above says
         assert record["build"]["command"] and "cached" in record["build"]
     broken = found["breaks"]
     assert broken["correct"] is False and broken["failure"]["stage"] == "before timing"
@@ -59,6 +63,6 @@ def test_with_correctness_the_disabled_benchmark_adds_one_call_and_a_wrong_branc
     steady = found["steady"]
     assert steady["correct"] is True and steady["timing"] is None and steady["skipped"] == BENCHMARKS_DISABLED
     assert found["breaks"]["skipped"].startswith("not benchmarked")
-    assert "dcuopt: built 5 branches before the first test with 1 job(s)" in result.stdout.str()
+    assert "dcuopt: building 5 branches in the background, 1 at a time" in result.stdout.str()
     bench = pytester.path / "bench.json"
     assert not bench.exists() or json.loads(bench.read_text())["benchmarks"] == []  # no statistics

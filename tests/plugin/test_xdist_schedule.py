@@ -69,3 +69,12 @@ def test_the_ab_against_a_baseline_that_ran_on_the_other_worker(run_sweep, pytes
     assert interleaved["device_lock"]["held"]
     assert branches["unrolled"]["speedup_vs_baseline"] == pytest.approx(interleaved["speedup"], rel=1e-3)
     assert branches["baseline"]["correct"] is True and branches["baseline"]["timing"] is not None
+
+
+def test_the_controller_removes_the_calibrations_its_workers_shared(run_sweep, pytester: pytest.Pytester) -> None:
+    shared = pytester.path / "locks" / "calibrations-0123abcd"  # what the workers of run 0123abcd write (GPU only)
+    shared.mkdir(parents=True)
+    (shared / "gpu-0.json").write_text("{}")
+    result = run_sweep("--testrunuid=0123abcd", "--dcuopt-interleave=0", "-k", "baseline")
+    assert result.ret in (0, 1), result.stdout.str()[-2000:]
+    assert not shared.exists()
