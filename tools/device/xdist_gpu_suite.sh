@@ -2,7 +2,7 @@
 # Issue 15 on a GPU host: the example suite with benchmarks on, `-n 0` and then `-n 2`, each with a fresh build cache
 # (so every branch builds, in the background beside the tests), and the two runs' state.json compared record by
 # record (tools/compare_runs.py: the same records and verdicts, no two timings on one GPU at once, the medians):
-#   CAP_S=280 bash tools/device/xdist_gpu_suite.sh
+#   CAP_S=280 bash tools/device/xdist_gpu_suite.sh          (K=vector_add: only the tests -k selects)
 # $OUT gets n0/ and n2/ (run dirs), n0.log and n2.log (each output line stamped with seconds since the start),
 # and xdist_gpu_suite.md (wall and CPU times, the background builds' line, the comparison).
 set -uo pipefail
@@ -11,6 +11,8 @@ OUT=${OUT:-/tmp/xdist-gpu-suite}; mkdir -p "$OUT"
 CAP_S=${CAP_S:-280}
 WORKERS=${WORKERS:-"0 2"}
 TOOLCHAINS=${TOOLCHAINS:-cuda,triton}
+K=${K:-}
+SELECT=(); [ -n "$K" ] && SELECT=(-k "$K")
 source tools/device/device_env.sh
 MD="$OUT/xdist_gpu_suite.md"
 {
@@ -18,7 +20,7 @@ MD="$OUT/xdist_gpu_suite.md"
   echo
   echo "cores: $(nproc); $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -n 1)"
   echo
-  echo "command: \`python3 -m pytest kernels --dcuopt-toolchain $TOOLCHAINS --dcuopt-examples 5 -v -p no:cacheprovider -n N --dcuopt-cache-dir <fresh> --dcuopt-run-dir <run>\`"
+  echo "command: \`python3 -m pytest kernels --dcuopt-toolchain $TOOLCHAINS --dcuopt-examples 5 -v -p no:cacheprovider -n N --dcuopt-cache-dir <fresh> --dcuopt-run-dir <run>${K:+ -k \"$K\"}\`"
   echo
   echo "| -n | wall s | user s | sys s | first result at s | outcome |"
   echo "|---|---|---|---|---|---|"
@@ -27,7 +29,7 @@ for n in $WORKERS; do
   cache=$(mktemp -d)
   TIMEFORMAT="%R %U %S"
   { time timeout -s TERM "$CAP_S" python3 -m pytest kernels --dcuopt-toolchain "$TOOLCHAINS" --dcuopt-examples 5 -v \
-      -p no:cacheprovider -n "$n" --dcuopt-cache-dir "$cache" --dcuopt-run-dir "$OUT/n$n" 2>&1 \
+      -p no:cacheprovider -n "$n" --dcuopt-cache-dir "$cache" --dcuopt-run-dir "$OUT/n$n" "${SELECT[@]}" 2>&1 \
       | python3 -c 'import sys, time
 t0 = time.time()
 for line in sys.stdin:
