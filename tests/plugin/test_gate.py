@@ -65,8 +65,13 @@ def test_a_slower_branch_fails_its_benchmark_and_a_broken_one_is_named_a_regress
     assert "REGRESSION (correctness)" in failure_text(second, "test_correctness_cpu[breaks]")
 
     verdicts = gates(pytester, "second")
-    assert {name: gate["verdict"] for name, gate in verdicts.items()} == {
-        "baseline": "SAME", "steady": "SAME", "slows_down": "SLOW", "speeds_up": "FAST", "breaks": "NOT TIMED"}
+    found = {name: gate["verdict"] for name, gate in verdicts.items()}
+    assert {name: found[name] for name in ("slows_down", "speeds_up", "breaks")} == {
+        "slows_down": "SLOW", "speeds_up": "FAST", "breaks": "NOT TIMED"}, found
+    # The unchanged branches: never SLOW (their tests pass). Exactly SAME is a noise question on a shared 2-core VM:
+    # in one CI run the first-timed branch of the first session took 0.131 ms against 0.102 ms for the same kernel
+    # timed next (IQR 0.033 ms), so it came out FAST in the second (the gate's A/A figures are the H200's, 0 of 105).
+    assert found["baseline"] in ("SAME", "FAST") and found["steady"] in ("SAME", "FAST"), found
     assert verdicts["breaks"]["regressions"] == ["correctness"]
     assert verdicts["slows_down"]["change"]["ratio_interval"][0] > 1.5
     assert all(not gate["regressions"] for name, gate in verdicts.items() if name != "breaks")

@@ -67,8 +67,10 @@ def test_two_sessions_started_at_once_never_time_at_the_same_moment(
     names = copy_cases(pytester, CASES / "gate_slowdown")  # five correct CPU branches, four A/B runs
     sessions = {
         run_dir: subprocess.Popen(
+            # Benchmarks only: checked calls hold the lock shared, so a session's correctness tests would pause for
+            # every timing of the other, which would then finish its timings first and nothing would be contended.
             [sys.executable, "-m", "pytest", *names, f"--dcuopt-cache-dir={shared_build_cache}",
-             f"--dcuopt-run-dir={pytester.path / run_dir}", *FAST, "-p", "no:xdist"],
+             f"--dcuopt-run-dir={pytester.path / run_dir}", *FAST, "-p", "no:xdist", "-k", "benchmark"],
             cwd=pytester.path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         for run_dir in ("first", "second")}
     outputs = {run_dir: process.communicate(timeout=600)[0] for run_dir, process in sessions.items()}
@@ -80,7 +82,7 @@ def test_two_sessions_started_at_once_never_time_at_the_same_moment(
         state = state_of(pytester, run_dir)
         timed = {key[2]: record for key, record in records(state)}
         assert set(timed) == {"baseline", "steady", "slows_down", "speeds_up", "breaks"}  # complete: nothing lost
-        assert all(record["correct"] is True and record["timing"] for record in timed.values()), timed
+        assert all(record["correct"] is not False and record["timing"] for record in timed.values()), timed
         assert state["options"]["host_lock"] is True
         found[run_dir] = holds(state, run_dir)
         assert len(found[run_dir]) == 5 + 4, found[run_dir]  # every timing and every A/B held the lock
