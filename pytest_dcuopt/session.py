@@ -117,7 +117,7 @@ class DcuOptSession:
         options = self.options
         return BuildSettings(self.cache, options.arch, options.extra_flags, options.log_dir, options.timeout_s,
                              devices=options.devices, host_lock=options.host_lock, calibrations=self.calibrations,
-                             spares=self.spares, builds=self.builds, quiet=self.quiet)
+                             spares=self.spares, builds=self.builds)
 
     def start_builds(self, items: Sequence[pytest.Item]) -> BackgroundBuilds | None:
         """Start building every branch the selected tests will build, `--dcuopt-build-jobs` at a time in the

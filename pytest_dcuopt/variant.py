@@ -8,14 +8,14 @@ on the variant (a compile error fails every test of that branch alike, without r
 when collection has finished, --dcuopt-build-jobs at a time, in test order): each compiler is a process of its own
 and the build cache serialises builds of one key, so the threads only wait. A test waits only for its own branch's
 build (`resolve` takes it; a build not started yet is taken off the queue and run in the test), and a measurement
-waits for all of them (`quiet`), so no compiler shares the machine with a timing.
+waits for all of them (`BackgroundBuilds.wait`), so no compiler shares the machine with a timing.
 """
 from __future__ import annotations
 
 import threading
 import time
 import warnings
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import wait as wait_for
 from dataclasses import dataclass, field
@@ -98,7 +98,6 @@ class BuildSettings:
     calibrations: CalibrationStore | None = None  # device calibrations shared by the session's workers
     spares: SpareWorkers | None = None  # the session's spare workers (None: every start is cold)
     builds: BackgroundBuilds | None = None  # the session's background builds (None: each branch builds in its test)
-    quiet: Callable[[], None] | None = None  # called before a timing: waits for the session's work beside the tests
 
 
 def resolve(variant: Variant, settings: BuildSettings) -> None:
@@ -120,8 +119,8 @@ def resolve(variant: Variant, settings: BuildSettings) -> None:
                           variant.artifact, variant.params, log, devices=settings.devices,
                           platform=variant.toolchain.device_platform(), host_lock=settings.host_lock,
                           preload=variant.toolchain.worker_modules())
-        variant.worker = IsolatedKernel(spec, settings.timeout_s, settings.calibrations, settings.spares,
-                                        settings.quiet)
+        quiet = settings.builds.wait if settings.builds is not None else None  # no compiler beside a timing
+        variant.worker = IsolatedKernel(spec, settings.timeout_s, settings.calibrations, settings.spares, quiet)
     except CompileError as exc:
         variant.setup_error = exc
         variant.record.build = {"toolchain": variant.toolchain.name, **exc.result.to_json()}

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from ..bench.run import held_locks
 from ..case.reference import call_with_declared_dims
 from ..markers import PROFILE_MARKER
 from ..profile.backends import Collected, ProfileBackend, ProfileJob, backend_for, profiled_toolchains
@@ -29,7 +30,6 @@ from ..profile.kernels import KernelFilter, select_rows
 from ..profile.metrics import derive, metric_set, rank_metrics
 from ..profile.roofline import ceilings_for, classify
 from ..profile.spec import ProfileMarkError, ProfileSpec, merge_specs
-from ..run.devices import LOCK_WAIT_S, device_lock
 from ..toolchains.binding import BindSpec
 from . import built_artifact
 from .isa import collect_dump
@@ -93,11 +93,7 @@ class ProfileObserver:
         request = self.write_request(variant, backend, spec, dims, workdir)
         job = ProfileJob((sys.executable, "-m", "pytest_dcuopt.run.profile_target", str(request)), workdir,
                          spec.metrics, spec.sections, spec.sqtt, spec.timeout_s)
-        assert variant.worker is not None  # resolved by built_artifact
-        lock = variant.worker.lock
-        # A profile is a measurement: nothing else times on the device while the profiler runs the kernel.
-        with device_lock(lock.name, enabled=lock.enabled, label=f"profiling {variant.label}", timeout_s=LOCK_WAIT_S,
-                         disabled_reason=lock.disabled_reason):
+        with held_locks(variant):  # a profile is a measurement: nothing else times on the device meanwhile
             collected = backend.collect(job)
         target = read_target_result(request)
         entry = self.analyse(variant, spec, dims, backend, kernels, collected, target)

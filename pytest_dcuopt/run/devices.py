@@ -143,7 +143,7 @@ def device_lock(name: str, *, enabled: bool = True, label: str = "", timeout_s: 
             hold.released_at = time.time()
             _HELD_HERE.discard(key)
             if not shared:
-                _write_holder(fd, None)  # released: a waiter blocked by shared holders must not read this note
+                _clear_holder(fd)  # released: a waiter blocked by shared holders must not read this note
             fcntl.flock(fd, fcntl.LOCK_UN)
     finally:
         os.close(fd)
@@ -203,15 +203,19 @@ def _acquire(fd: int, path: Path, timeout_s: float | None, poll_s: float, starte
             poll_s = min(poll_s * 2, 0.05)
 
 
-def _write_holder(fd: int, label: str | None) -> None:
-    """Who holds the lock, for anyone waiting on it (None: nobody, on release; best effort: a read-only descriptor
-    cannot write)."""
-    note = "" if label is None else f"pid {os.getpid()} on {socket.gethostname()}" + (f" timing {label}" if label
-                                                                                     else "")
+def _write_holder(fd: int, label: str) -> None:
+    """Who holds the lock, for anyone waiting on it (best effort: a read-only descriptor cannot write)."""
+    note = f"pid {os.getpid()} on {socket.gethostname()}" + (f" timing {label}" if label else "")
     try:
         os.ftruncate(fd, 0)
-        if note:
-            os.pwrite(fd, note.encode(), 0)
+        os.pwrite(fd, note.encode(), 0)
+    except OSError:
+        pass
+
+
+def _clear_holder(fd: int) -> None:
+    try:
+        os.ftruncate(fd, 0)
     except OSError:
         pass
 

@@ -116,13 +116,17 @@ class CalibrationStore:
 
     def __init__(self, shared_dir: Path | None = None) -> None:
         self._by_device: dict[str, DeviceCalibration] = {}
+        self._shared: dict[str, DeviceCalibration] = {}  # read from shared_dir: written once, so read once
         self._lock = threading.Lock()
         self.shared_dir = shared_dir
 
     def get(self, device_key: str) -> DeviceCalibration | None:
-        shared = self._read_shared(device_key)
+        if device_key not in self._shared:
+            shared = self._read_shared(device_key)
+            if shared is not None:
+                self._shared[device_key] = shared
         with self._lock:
-            return shared or self._by_device.get(device_key)
+            return self._shared.get(device_key) or self._by_device.get(device_key)
 
     def keep(self, device_key: str, calibration: DeviceCalibration | None) -> None:
         if calibration is None:

@@ -10,7 +10,9 @@ import re
 import shutil
 import threading
 import time
+from collections.abc import Iterator
 from concurrent.futures import Future
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -153,6 +155,18 @@ def gated_variants(tmp_path: Path) -> tuple[dict[str, Variant], GatedCpu]:
     return found, toolchain
 
 
+@contextmanager
+def released(builds: BackgroundBuilds, toolchain: GatedCpu, variant: Variant) -> Iterator[None]:
+    """Whatever the test asserted: the gate opened, the builds closed, the variant's worker ended."""
+    try:
+        yield
+    finally:
+        toolchain.gate.set()
+        builds.close()
+        if variant.worker is not None:
+            variant.worker.close()
+
+
 def test_a_test_waits_for_its_own_branch_and_a_timing_for_every_build(tmp_path: Path,
                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(LOCK_DIR_ENV, str(tmp_path / "locks"))
@@ -160,16 +174,17 @@ def test_a_test_waits_for_its_own_branch_and_a_timing_for_every_build(tmp_path: 
     order = [found["held"], found["baseline"]]  # the held build starts first and keeps running
     builds = BackgroundBuilds(order, BuildCache(tmp_path / "cache"), jobs=2)
     waits: list[str] = []
+    wait = builds.wait
 
-    def quiet() -> None:
+    def quiet() -> None:  # what a timing calls first: recorded, then the real wait
         waits.append("quiet")
-        builds.wait()
+        wait()
 
-    settings = BuildSettings(BuildCache(tmp_path / "cache"), None, (), tmp_path / "logs", 60.0, builds=builds,
-                             quiet=quiet)
+    builds.wait = quiet  # type: ignore[method-assign]
+    settings = BuildSettings(BuildCache(tmp_path / "cache"), None, (), tmp_path / "logs", 60.0, builds=builds)
     baseline = found["baseline"]
     timing: list[dict[str, object]] = []
-    try:
+    with released(builds, toolchain, baseline):
         resolve(baseline, settings)  # returns while `held` is still building: it waits for its own build only
         assert baseline.worker is not None and not found["held"].prebuilt.done()  # type: ignore[union-attr]
         timer = threading.Thread(target=lambda: timing.append(measure(baseline, QUICK, 60)))
@@ -181,11 +196,6 @@ def test_a_test_waits_for_its_own_branch_and_a_timing_for_every_build(tmp_path: 
         assert timing and len(timing[0]["samples"].seconds) >= QUICK.min_samples  # type: ignore[attr-defined]
         assert found["held"].prebuilt.done()  # type: ignore[union-attr]
         assert builds.report().waited_s >= 0.5  # counted from the timing's call, after the thread started
-    finally:
-        toolchain.gate.set()
-        builds.close()
-        if baseline.worker is not None:
-            baseline.worker.close()
 
 
 def test_a_build_a_test_needs_before_its_turn_is_taken_off_the_queue_and_run_in_the_test(tmp_path: Path) -> None:
@@ -194,7 +204,7 @@ def test_a_build_a_test_needs_before_its_turn_is_taken_off_the_queue_and_run_in_
     builds = BackgroundBuilds(order, BuildCache(tmp_path / "cache"), jobs=1)
     settings = BuildSettings(BuildCache(tmp_path / "cache"), None, (), tmp_path / "logs", 60.0, builds=builds)
     baseline = found["baseline"]
-    try:
+    with released(builds, toolchain, baseline):
         resolve(baseline, settings)
         assert baseline.worker is not None and baseline.artifact is not None and baseline.prebuilt is None
         report = builds.report()
@@ -202,11 +212,6 @@ def test_a_build_a_test_needs_before_its_turn_is_taken_off_the_queue_and_run_in_
         toolchain.gate.set()
         builds.wait()
         assert builds.report().built == 2  # the held and the drops_tail branch, once the gate opened
-    finally:
-        toolchain.gate.set()
-        builds.close()
-        if baseline.worker is not None:
-            baseline.worker.close()
 
 
 def test_closing_drops_the_queued_builds_and_waits_for_the_running_one(tmp_path: Path) -> None:
