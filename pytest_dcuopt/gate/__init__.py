@@ -19,7 +19,7 @@ def build_gate(options: Options) -> Gate | None:
         return None
     baseline = Baseline.load(resolve_baseline(options.compare, options.run_dir))
     rule = GateRule(threshold=options.compare_threshold, floor_us=options.compare_floor_us,
-                    retries=options.compare_retries)
+                    retries=options.compare_retries, min_samples=options.policy.min_samples)
     return Gate(baseline, rule)
 
 

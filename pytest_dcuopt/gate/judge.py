@@ -9,7 +9,7 @@ from typing import Any
 
 from ..report.records import BranchRecord
 from .baseline import Baseline, gate_samples_ms, refusals
-from .rule import AMBIGUOUS, NEW, NOT_TIMED, REFUSED, SLOW, VERDICTS, GateRule, decide, device_timed
+from .rule import AMBIGUOUS, NEW, NOT_TIMED, REFUSED, SLOW, VERDICTS, GateRule, decide, device_timed, too_few_samples
 from .stats import Change, ratio_interval
 
 REPORT_NAME = "gate"  # the session's report channel: xdist workers hand these entries to the controller
@@ -19,7 +19,7 @@ Remeasure = Callable[[], Sequence[float]]  # a fresh measurement of the branch: 
 @dataclass
 class TimingVerdict:
     verdict: str
-    reason: str = ""  # why REFUSED / NEW / NOT TIMED
+    reason: str = ""  # why REFUSED / NEW / NOT TIMED, or AMBIGUOUS on too few samples
     change: Change | None = None
     attempts: int = 1  # measurements pooled into the `after` samples
     clocks: dict[str, Any] | None = None
@@ -126,20 +126,31 @@ class Gate:
 
 def judge_samples(before_ms: Sequence[float], after_ms: Sequence[float], rule: GateRule,
                   remeasure: Remeasure, device: bool = False) -> TimingVerdict:
-    """The gate's timing rule on two sample sets (milliseconds): the verdict of `decide`; while it is AMBIGUOUS, up
-    to `rule.retries` fresh measurements (`remeasure`) are pooled into `after_ms` and the interval is recomputed.
-    REFUSED when the samples cannot be compared (too few, non-positive). The public form of what `Gate` does per
-    branch, for callers holding samples rather than state.json records (tools/device/gate_check.py)."""
+    """The gate's timing rule on two sample sets (milliseconds): the verdict of `decide`; while it is AMBIGUOUS, or
+    this run has fewer than `rule.min_samples`, up to `rule.retries` fresh measurements (`remeasure`) are pooled into
+    `after_ms` and the interval is recomputed. AMBIGUOUS with a reason while either side has too few samples (a
+    baseline's cannot grow: it is not re-measured); REFUSED when the samples cannot be compared (non-positive). The
+    public form of what `Gate` does per branch, for callers holding samples rather than state.json records
+    (tools/device/gate_check.py, tools/gate_cpu_check.py)."""
     verdict = TimingVerdict(AMBIGUOUS, device=device)
     pooled = list(after_ms)
     for attempt in range(1 + rule.retries):
         if attempt:
             pooled += remeasure()
-        try:
-            verdict.change = ratio_interval(before_ms, pooled, rule.confidence)
-        except ValueError as exc:  # too few or non-positive samples
-            return TimingVerdict(REFUSED, str(exc))
-        verdict.verdict, verdict.attempts = decide(verdict.change, rule, device), attempt + 1
+        verdict.attempts = attempt + 1
+        short = too_few_samples(len(before_ms), len(pooled), rule)
+        change = None
+        if not (short and min(len(before_ms), len(pooled)) < 2):  # an interval needs 2 a side
+            try:
+                change = verdict.change = ratio_interval(before_ms, pooled, rule.confidence)
+            except ValueError as exc:  # too few or non-positive samples
+                return TimingVerdict(REFUSED, str(exc))
+        if short or change is None:
+            verdict.verdict, verdict.reason = AMBIGUOUS, short or ""
+            if len(before_ms) < rule.min_samples:
+                break  # re-measuring this run cannot add to the baseline
+            continue
+        verdict.verdict, verdict.reason = decide(change, rule, device), ""
         if verdict.verdict != AMBIGUOUS:
             break
     return verdict

@@ -41,6 +41,9 @@ class GateRule:
     retries: int = 2  # re-measurements of an AMBIGUOUS branch
     confidence: float = 0.95  # of the interval (two-sided)
     clock_tolerance: float = 0.05  # SM clocks of the two runs further apart than this are flagged
+    # Fewest samples a side the rule rules on (--dcuopt-min-samples): the interval of 3 samples a side is as wide as
+    # their range, and a shared CPU's slowest sample decides it; below this the verdict is AMBIGUOUS, saying why.
+    min_samples: int = 10
 
     def threshold_for(self, device: bool) -> float:
         """The relative threshold: the one given, else the default of the timer kind."""
@@ -58,6 +61,19 @@ class GateRule:
     def to_json(self) -> dict[str, Any]:
         return {**asdict(self), "threshold_device": self.threshold_for(True),
                 "threshold_host": self.threshold_for(False)}
+
+
+def too_few_samples(before_n: int, after_n: int, rule: GateRule) -> str | None:
+    """Why the rule may not rule on this many samples (the reason of an AMBIGUOUS verdict), or None when it may."""
+    short = [f"{side} has {n}" for side, n in (("the baseline", before_n), ("this run", after_n))
+             if n < rule.min_samples]
+    if not short:
+        return None
+    return (f"too few samples to rule: {' and '.join(short)}, fewer than the minimum of {rule.min_samples} "
+            "(--dcuopt-min-samples); sampling stopped at its time cap first. Give the run with too few a larger "
+            "--dcuopt-max-time (a baseline with too few must be run again), or make a sample cheaper (on the CPU, a "
+            "smaller cache flush: $DCUOPT_CPU_FLUSH_MB); a lower --dcuopt-min-samples lets the gate rule on fewer "
+            "samples and flag drift as a change more often")
 
 
 def decide(change: Change, rule: GateRule, device: bool = False) -> str:

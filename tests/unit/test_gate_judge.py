@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from pytest_dcuopt.gate import Gate, GateRule, entry
+from pytest_dcuopt.gate import Gate, GateRule, entry, judge_samples
 from pytest_dcuopt.gate.baseline import Baseline, build_signature, refusals, resolve_baseline
 from pytest_dcuopt.gate.ci import append_step_summary
 from pytest_dcuopt.gate.judge import compare_clocks
@@ -261,3 +261,42 @@ def test_the_default_threshold_depends_on_the_timer_a_5_percent_device_regressio
     assert device_timed({"timer": "cuda events"}) and device_timed({"timer": "cuda events (sync hooks)"})
     assert not device_timed({"timer": "host perf_counter_ns"})
     assert rule.to_json()["threshold_device"] == 0.02 and rule.to_json()["threshold_host"] == 0.05
+
+
+# ----- too few samples: no verdict ------------------------------------------------------------------------------------
+def test_a_baseline_with_too_few_samples_is_ambiguous_saying_why_and_not_remeasured(tmp_path: Path) -> None:
+    """Three samples a side of a 14% slowdown: the rule alone would call it SLOW (all 9 pairwise ratios above 1);
+    with the minimum of 10 a side it is AMBIGUOUS, naming the count, the minimum and the options to change."""
+    before, after = [1.00, 1.01, 1.02], [1.14, 1.15, 1.16]
+    assert judge_samples(before, after, GateRule(min_samples=3), never).verdict == SLOW
+    verdict = judge_samples(before, times(1.15, 0.01, n=300), GateRule(), never)
+    assert (verdict.verdict, verdict.fails, verdict.attempts) == (AMBIGUOUS, False, 1)
+    assert "the baseline has 3, fewer than the minimum of 10" in verdict.reason
+    assert "--dcuopt-max-time" in verdict.reason and "--dcuopt-min-samples" in verdict.reason
+    assert verdict.change is not None and verdict.change.before_n == 3  # the figures are still reported
+
+
+def test_too_few_samples_in_this_run_are_remeasured_until_there_are_enough(tmp_path: Path) -> None:
+    calls: list[int] = []
+
+    def remeasure() -> list[float]:
+        calls.append(1)
+        return [1.0, 1.01, 1.02, 0.99]
+
+    before = times(1.0, 0.005, n=100)
+    verdict = judge_samples(before, [1.0, 1.01, 0.99], GateRule(retries=2), remeasure)
+    assert (verdict.verdict, verdict.attempts, len(calls), verdict.reason) == (SAME, 3, 2, "")
+    assert verdict.change is not None and verdict.change.after_n == 11
+
+    calls.clear()
+    short = judge_samples(before, [1.0], GateRule(retries=1), remeasure)
+    assert (short.verdict, len(calls)) == (AMBIGUOUS, 1)
+    assert "this run has 5, fewer than the minimum of 10" in short.reason
+
+
+def test_a_branch_with_too_few_samples_gets_an_entry_saying_why(tmp_path: Path) -> None:
+    gate = gate_over(tmp_path, [record("b1", [1.0, 1.01, 1.02])], GateRule(min_samples=10))
+    verdict = gate.judge_timing(record("b1", [1.3, 1.31, 1.32]), IDENTITY, lambda: [])
+    assert verdict.verdict == AMBIGUOUS and "too few samples" in verdict.reason
+    state = json.loads(json.dumps({"gate": entry(record("b1", [1.0]), verdict)}))
+    assert "too few samples" in state["gate"]["timing"]["reason"]
