@@ -57,19 +57,18 @@ def test_xdists_own_scheduling_is_kept_on_request(run_sweep) -> None:
 def test_the_ab_against_a_baseline_that_ran_on_the_other_worker(run_sweep, pytester: pytest.Pytester) -> None:
     """Two branches, two workers: one unit each, so the baseline's tests always run on the other worker. The
     branch's benchmark builds the baseline from the cache, checks it once at the default dims and times the pair
-    under the lock, as a serial run does."""
-    result = run_sweep("-k", "not test_ablation", case="ablation_rowsum")
+    under the lock, as a serial run does. far_apart's `direct` is tens of times faster than its baseline, so the
+    A/B's direction shows whatever the machine's load (the A/B's arithmetic is unit-tested)."""
+    result = run_sweep(case="far_apart")
     result.assert_outcomes(passed=4)
     seen = workers_per_branch(result.stdout.str())
-    assert len(seen["baseline"]) == len(seen["unrolled"]) == 1 and seen["baseline"] != seen["unrolled"], seen
+    assert len(seen["baseline"]) == len(seen["direct"]) == 1 and seen["baseline"] != seen["direct"], seen
     state = json.loads((pytester.path / "run" / "state.json").read_text())
-    branches = state["cases"]["ablation_rowsum"]["toolchains"]["cpu"]["branches"]
-    interleaved = branches["unrolled"]["timing"]["interleaved"]
-    # Eight accumulators against one: about 2x on a quiet box; 1.34x in one CI run on a shared 2-core VM where the other
-    # worker's work shares the cores. The A/B's presence and direction are what this test is about.
-    assert interleaved["rounds"] >= 1 and interleaved["speedup"] > 1.1, interleaved
+    branches = state["cases"]["far_apart"]["toolchains"]["cpu"]["branches"]
+    interleaved = branches["direct"]["timing"]["interleaved"]
+    assert interleaved["rounds"] >= 1 and interleaved["speedup"] > 4, interleaved
     assert interleaved["device_lock"]["held"]
-    assert branches["unrolled"]["speedup_vs_baseline"] == pytest.approx(interleaved["speedup"], rel=1e-3)
+    assert branches["direct"]["speedup_vs_baseline"] == pytest.approx(interleaved["speedup"], rel=1e-3)
     assert branches["baseline"]["correct"] is True and branches["baseline"]["timing"] is not None
 
 
