@@ -15,10 +15,13 @@ from tests.conftest import CASES
 
 CASE = CASES / "gate_slowdown"
 QUICK = ("--dcuopt-max-time=0.3", "--dcuopt-min-samples=3", "--dcuopt-warmup=0.01", "--dcuopt-examples=10",
-         "-p", "no:cacheprovider")
-# This 2-core machine is shared: two runs of one kernel differ by up to ~20%. The injected slowdown is ~30x, so the
-# test gates at 50% and still proves the rule; docs/gating.md says how to pick the threshold on a quiet machine.
-LOOSE = ("--dcuopt-compare-threshold=0.5",)
+         "--dcuopt-interleave=0", "-p", "no:cacheprovider")  # no A/B rounds: the gate reads each branch's own samples
+# The verdicts' rule is decided in tests/unit/test_gate_*.py from fixed samples; here only effects far beyond the
+# noise. On a busy shared 2-core machine two sessions of one kernel differed by up to 4x, so the test's margin is about
+# 10x for the ~0.1 ms branches (an absolute floor of 1 ms) and the injected work (WORK dependent steps per element)
+# makes a branch about 70x slower or faster (3 steps: 27x in one run on that machine).
+LOOSE = ("--dcuopt-compare-floor-us=1000",)
+WORK = "8"
 ENV = ("DCUOPT_GATE_SLOW_WORK", "DCUOPT_GATE_FAST_WORK", "DCUOPT_GATE_BREAK", "GITHUB_STEP_SUMMARY")
 
 
@@ -46,11 +49,11 @@ def test_a_slower_branch_fails_its_benchmark_and_a_broken_one_is_named_a_regress
         pytester: pytest.Pytester, shared_build_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ENV:
         monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("DCUOPT_GATE_FAST_WORK", "1")  # speeds_up is slow in the first run only
+    monkeypatch.setenv("DCUOPT_GATE_FAST_WORK", WORK)  # speeds_up is slow in the first run only
     run(pytester, shared_build_cache, "first").assert_outcomes(passed=10)
 
     monkeypatch.delenv("DCUOPT_GATE_FAST_WORK")
-    monkeypatch.setenv("DCUOPT_GATE_SLOW_WORK", "1")
+    monkeypatch.setenv("DCUOPT_GATE_SLOW_WORK", WORK)
     monkeypatch.setenv("DCUOPT_GATE_BREAK", "1")
     step_summary = pytester.path / "step_summary.md"
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(step_summary))
@@ -68,12 +71,12 @@ def test_a_slower_branch_fails_its_benchmark_and_a_broken_one_is_named_a_regress
     found = {name: gate["verdict"] for name, gate in verdicts.items()}
     assert {name: found[name] for name in ("slows_down", "speeds_up", "breaks")} == {
         "slows_down": "SLOW", "speeds_up": "FAST", "breaks": "NOT TIMED"}, found
-    # The unchanged branches: never SLOW (their tests pass). Exactly SAME is a noise question on a shared 2-core VM:
-    # in one CI run the first-timed branch of the first session took 0.131 ms against 0.102 ms for the same kernel
-    # timed next (IQR 0.033 ms), so it came out FAST in the second (the gate's A/A figures are the H200's, 0 of 105).
-    assert found["baseline"] in ("SAME", "FAST") and found["steady"] in ("SAME", "FAST"), found
+    # The unchanged branches are timed and never SLOW (their tests pass). Which of SAME, FAST or AMBIGUOUS they get
+    # is a question of the machine's load, not of the rule: the unit tests decide that from fixed samples.
+    assert found["baseline"] != "SLOW" and found["steady"] != "SLOW", found
+    assert verdicts["baseline"]["change"] is not None and verdicts["steady"]["change"] is not None
     assert verdicts["breaks"]["regressions"] == ["correctness"]
-    assert verdicts["slows_down"]["change"]["ratio_interval"][0] > 1.5
+    assert verdicts["slows_down"]["change"]["ratio_interval"][0] > 10
     assert all(not gate["regressions"] for name, gate in verdicts.items() if name != "breaks")
 
     cases = {case.get("name"): case for case in ET.parse(junit).getroot().iter("testcase")}
