@@ -92,3 +92,12 @@ def test_the_timing_record_says_how_big_the_flush_was_and_why(probe: Path, monke
     samples = host.measure_host(lambda: None, TimingPolicy(warmup_s=0.0, min_samples=3, max_time_s=0.05))
     assert samples.extra == {"flush_bytes": 2 * MIB, "flush_source": "$DCUOPT_CPU_FLUSH_MB=2"}
     assert samples.mode == "cold" and len(samples.seconds) >= 3
+
+
+def test_the_flush_buffer_is_mapped_before_sampling_starts(probe: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fresh buffer's first pass pays a page fault per page; it must not be charged to the sampling budget."""
+    monkeypatch.setenv(host.FLUSH_ENV, "1")
+    monkeypatch.setattr(host, "_CHOSEN", [])
+    flusher = host.CacheFlusher()
+    buffer = flusher._buffer
+    assert buffer.nbytes == MIB and float(buffer.min()) == float(buffer.max()) == 1.0  # written once already
