@@ -77,11 +77,11 @@ class Variant:
         assert self.reference is not None
         return resolve_shapes(self.params, self.reference.shapes, dims, str(self.branch.source))
 
-    def bind_spec(self, dims: Mapping[str, Any], seed: int) -> BindSpec:
+    def bind_spec(self, dims: Mapping[str, Any], seed: int, input_set: str | None = None) -> BindSpec:
         """The buffers of one call at `dims`: shapes and starting values (inputs, declared initial states)
-        evaluated at these dims."""
+        evaluated at these dims; `input_set`: the inputs drawn from that ref.py `input_sets` entry."""
         assert self.reference is not None
-        return BindSpec(dict(dims), seed, self.shapes(dims), self.reference.starting_domains(dims))
+        return BindSpec(dict(dims), seed, self.shapes(dims), self.reference.starting_domains(dims, input_set))
 
 
 @dataclass(frozen=True)
