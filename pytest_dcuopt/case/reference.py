@@ -222,11 +222,12 @@ def load_reference(path: Path, dims: Mapping[str, Any]) -> Reference:
         bytes_moved=_dims_function(module, "bytes_moved", dims, path),
         input_specs=input_specs, initial=initial, relations=relations, atol_spec=atol_spec, rtol_spec=rtol_spec,
         reduction=_reduction(module, dims, path), rtol_scale=_rtol_scale(module, path),
-        precision=_precision(module, path), scalar_ranges=_scalar_ranges(module, dims, path),
+        precision=_precision(module, path),
         input_sets=_input_sets(module, dims, path, initial),
     )
     check_relations(reference, dims, f"{path}: the default dims")
     check_declared_names(reference, dims)
+    reference.scalar_ranges = _scalar_ranges(module, dims, path, _size_dims(reference))
     for name, function in (("flops", reference.flops), ("bytes_moved", reference.bytes_moved)):
         if function is not None:  # called now at the default dims, not first after the timing was spent
             check_count(name, call_with_declared_dims(function, dims), dims, path)
@@ -457,13 +458,25 @@ def default_scalar_range(default: float) -> tuple[float, float]:
     return (ends[0], ends[1])
 
 
-def _scalar_ranges(module: ModuleType, dims: Mapping[str, Any], path: Path) -> dict[str, tuple[float, float]]:
+def _size_dims(reference: Reference) -> set[str]:
+    """Dims that size something (named in `shapes`, `reduction`, `relations` or the bounds of `dim_ranges`): a float
+    there (`"N": 100.0`) is a size written as a float, never drawn as a fraction."""
+    values: list[Any] = [reference.reduction, *reference.relations]
+    values += [bound for spec in reference.dim_ranges.values() for bound in spec[:2]]
+    for declared in (reference.shapes or {}).values():
+        values += list(declared) if isinstance(declared, tuple) else [declared]
+    found = {value for value in values if isinstance(value, str)}
+    return found.union(*(names_of(value) for value in values))
+
+
+def _scalar_ranges(module: ModuleType, dims: Mapping[str, Any], path: Path,
+                   sizes: set[str]) -> dict[str, tuple[float, float]]:
     """Float scalars' draw ranges: `dim_ranges = {"alpha": (-2.0, 2.0)}` (numbers; the default must lie inside),
-    else `default_scalar_range`."""
+    else `default_scalar_range`. Dims in `sizes` are sizes, not drawn."""
     declared = getattr(module, "dim_ranges", None) or {}
     ranges: dict[str, tuple[float, float]] = {}
     for dim, default in dims.items():
-        if isinstance(default, int):
+        if isinstance(default, int) or dim in sizes:
             continue
         spec = declared.get(dim) if isinstance(declared, dict) else None
         if spec is None:

@@ -223,7 +223,7 @@ def boundary_failure(variant: Variant, nodeid: str, ran: list[dict[str, Any]] | 
     example is appended to `ran` before it runs."""
     assert variant.reference is not None
     for dims in boundary_dims(variant.case.dims, variant.reference.dim_ranges,
-                              relations=variant.reference.relations, scalar_ranges=variant.reference.scalar_ranges):
+                              relations=variant.reference.relations, scalar_ranges=drawn_scalars(variant)):
         if ran is not None:
             ran.append(dict(dims))
         try:
@@ -244,6 +244,14 @@ def input_sets_failure(variant: Variant, nodeid: str) -> Found | None:
         except (AssertionError, DcuOptError) as exc:
             return Found(with_notes(exc), variant.last_failure)
     return None
+
+
+def drawn_scalars(variant: Variant) -> dict[str, tuple[float, float]]:
+    """The float scalars drawn for this branch (ref.py's `scalar_ranges`), less those its `solve` takes as an integer
+    (a whole float in dims.json for an `int` parameter is that integer, never a fraction)."""
+    assert variant.reference is not None
+    integers = {p.name for p in variant.params if not p.pointer and p.is_integer}
+    return {dim: bounds for dim, bounds in variant.reference.scalar_ranges.items() if dim not in integers}
 
 
 def stability_failure(variant: Variant, nodeid: str) -> Found | None:
@@ -305,7 +313,7 @@ def hypothesis_search(variant: Variant, settings: CheckSettings, nodeid: str) ->
 
     assert variant.reference is not None
     dims_st = dims_strategy(variant.reference.dim_ranges, variant.case.dims, variant.reference.relations,
-                            variant.reference.scalar_ranges, upper=settings.hypothesis_profile in LONG_PROFILES)
+                            drawn_scalars(variant), upper=settings.hypothesis_profile in LONG_PROFILES)
     profile = hypothesis_settings.get_profile(settings.hypothesis_profile)
     phases = [p for p in profile.phases if p is not Phase.explain]  # its line lists point into the harness
     chosen = hypothesis_settings(profile, max_examples=settings.examples or profile.max_examples, deadline=None,

@@ -63,3 +63,8 @@ def test_an_input_set_lays_its_domains_over_inputs_at_the_dims(tmp_path: Path) -
 def test_bad_input_sets_are_refused_naming_the_fix(tmp_path: Path, declared: str, message: str) -> None:
     with pytest.raises(CaseError, match=message):
         reference_of(tmp_path, f"input_sets = {declared}", DIMS)
+
+
+def test_a_whole_float_that_sizes_a_buffer_is_a_size_not_a_drawn_scalar(tmp_path: Path) -> None:
+    reference = reference_of(tmp_path, "shapes = {'x': ('N',), 'y': ('N',)}", {**DIMS, "N": 100.0})
+    assert set(reference.scalar_ranges) == {"alpha", "eps"}
