@@ -56,3 +56,21 @@ def test_draws_give_alpha_and_beta_different_values() -> None:
 
     draw()
     assert sum(alpha != beta for alpha, beta in seen) >= 10
+
+
+def upper_half_draws(upper: bool) -> int:
+    """How many of 60 derandomized draws of N in [1, 4096] land in its upper half, besides the special values."""
+    seen: list[int] = []
+
+    @settings(max_examples=60, deadline=None, derandomize=True, database=None)
+    @given(dims=dims_strategy({"N": (1, 4096)}, {"N": 64}, upper=upper))
+    def draw(dims: dict[str, Any]) -> None:
+        seen.append(dims["N"])
+
+    draw()
+    return sum(n > 2048 and n not in (4093, 4095, 4096, 4097) for n in seen)
+
+
+def test_the_long_profile_draws_reach_the_upper_half_of_a_range() -> None:
+    assert upper_half_draws(upper=True) >= 15
+    assert upper_half_draws(upper=True) > 2 * upper_half_draws(upper=False)
