@@ -25,6 +25,7 @@ EXAMPLES_OPTION = "--dcuopt-examples"
 PROFILE_OPTION = "--dcuopt-hypothesis-profile"
 DIMS_OPTION = "--dcuopt-dims"
 SEED_OPTION = "--dcuopt-seed"
+INPUT_SET_OPTION = "--dcuopt-input-set"
 MIN_SAMPLES_OPTION = "--dcuopt-min-samples"
 MAX_TIME_OPTION = "--dcuopt-max-time"
 WARMUP_OPTION = "--dcuopt-warmup"
@@ -195,6 +196,9 @@ def add_options(parser: pytest.Parser) -> None:
                     help="Replay one correctness example with these dims (e.g. from a failure report). Default: none")
     group.addoption(SEED_OPTION, metavar="INT", type=int, default=None,
                     help="Seed of the replayed example (with --dcuopt-dims). Default: 0")
+    group.addoption(INPUT_SET_OPTION, metavar="NAME", default=None,
+                    help="Input distribution of the replayed example (with --dcuopt-dims): a name in ref.py "
+                         "`input_sets`. Default: `inputs`")
     group.addoption(SIZES_OPTION, metavar="NAMES", type=parse_size_names, default=("all",),
                     help="Benchmark sizes to time, by the names ref.py's `bench_sizes` gives them (comma separated), "
                          "or `all`. A case without `bench_sizes` is timed at its default dims whatever this says; a "
@@ -280,6 +284,7 @@ class Options:
     spare_workers: int = 1  # --dcuopt-spare-workers: worker processes started ahead (0: none)
     bench_sizes: tuple[str, ...] = ("all",)  # --dcuopt-sizes: the benchmark sizes picked by name, or `all`
     reference_device: str = "auto"  # --dcuopt-reference-device (check/reference_device.py)
+    replay_input_set: str | None = None  # --dcuopt-input-set: the replayed example's ref.py `input_sets` entry
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> Options:
@@ -287,6 +292,9 @@ class Options:
         root = default_home(config)
         stamp = time.strftime("%Y%m%d_%H%M%S")
         run_dir = Path(get(RUN_DIR_OPTION) or root / DEFAULT_RUN_ROOT / f"run_{stamp}_{_pid()}")
+        if get(INPUT_SET_OPTION) is not None and get(DIMS_OPTION) is None:
+            raise pytest.UsageError(f"{INPUT_SET_OPTION} replays one example and needs {DIMS_OPTION} too, e.g. "
+                                    f"{DIMS_OPTION}='{{\"N\": 17}}' {INPUT_SET_OPTION}={get(INPUT_SET_OPTION)}")
         if get(SEED_OPTION) is not None and get(DIMS_OPTION) is None:
             raise pytest.UsageError(f"{SEED_OPTION} replays one example and needs {DIMS_OPTION} too, e.g. "
                                     f"{DIMS_OPTION}='{{\"N\": 17}}' {SEED_OPTION}={get(SEED_OPTION)}")
@@ -306,6 +314,7 @@ class Options:
             devices=get(DEVICES_OPTION), host_lock=not get(NO_HOST_LOCK_OPTION), build_jobs=get(BUILD_JOBS_OPTION),
             spare_workers=default_spares() if get(SPARE_WORKERS_OPTION) is None else get(SPARE_WORKERS_OPTION),
             bench_sizes=get(SIZES_OPTION), reference_device=get(REFERENCE_DEVICE_OPTION),
+            replay_input_set=get(INPUT_SET_OPTION),
         )
 
     def to_json(self) -> dict[str, Any]:

@@ -212,7 +212,8 @@ class DcuOptSession:
     # ----- stages -----------------------------------------------------------------------
     def check_settings(self) -> CheckSettings:
         options = self.options
-        return CheckSettings(options.examples, options.hypothesis_profile, options.replay_dims, options.replay_seed)
+        return CheckSettings(options.examples, options.hypothesis_profile, options.replay_dims, options.replay_seed,
+                             options.replay_input_set)
 
     def run_correctness(self, variant: Variant, nodeid: str) -> None:
         self.prepare(variant)

@@ -77,11 +77,11 @@ class Variant:
         assert self.reference is not None
         return resolve_shapes(self.params, self.reference.shapes, dims, str(self.branch.source))
 
-    def bind_spec(self, dims: Mapping[str, Any], seed: int) -> BindSpec:
+    def bind_spec(self, dims: Mapping[str, Any], seed: int, input_set: str | None = None) -> BindSpec:
         """The buffers of one call at `dims`: shapes and starting values (inputs, declared initial states)
-        evaluated at these dims."""
+        evaluated at these dims; `input_set`: the inputs drawn from that ref.py `input_sets` entry."""
         assert self.reference is not None
-        return BindSpec(dict(dims), seed, self.shapes(dims), self.reference.starting_domains(dims))
+        return BindSpec(dict(dims), seed, self.shapes(dims), self.reference.starting_domains(dims, input_set))
 
 
 @dataclass(frozen=True)
@@ -114,6 +114,7 @@ def resolve(variant: Variant, settings: BuildSettings) -> None:
         prebuilt = settings.builds.take(variant) if settings.builds is not None else None
         variant.artifact = prebuilt or variant.toolchain.build(variant.branch.source, settings.cache)
         variant.record.build = variant.artifact.to_json()
+        note_launcher_binding(variant)
         log = settings.log_dir / f"{variant.label.replace('/', '__')}.log"
         spec = WorkerSpec(variant.label, variant.toolchain.name, settings.arch, settings.extra_flags,
                           variant.artifact, variant.params, log, devices=settings.devices,
@@ -269,6 +270,20 @@ def bind_by_position_if_needed(variant: Variant, parsed: tuple[Param, ...]) -> N
     if binding.by == "position":
         variant.record.observations["binding"] = binding.to_json()
         warnings.warn(PositionalBindingWarning(binding.describe(source)), stacklevel=2)
+
+
+def note_launcher_binding(variant: Variant) -> None:
+    """A launcher without a C signature (Triton) is bound when its build derives the contract: a positional binding
+    is said as for a C ABI kernel, in the record and once in the test output."""
+    assert variant.artifact is not None
+    binding = variant.artifact.details.get("binding")
+    if not binding or binding.get("by") != "position":
+        return
+    variant.record.observations["binding"] = dict(binding)
+    renamed = ", ".join(f"{k} -> {v}" for k, v in binding["map"].items() if k != v)
+    warnings.warn(PositionalBindingWarning(
+        f"{variant.branch.source}: solve's parameter names differ from reference's, so they are bound by position "
+        f"(as a C ABI kernel's are): {renamed}. dims, shapes and inputs use the reference's names."), stacklevel=2)
 
 
 def check_initial_states(variant: Variant) -> None:

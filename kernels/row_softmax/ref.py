@@ -11,6 +11,11 @@ dim_ranges = {"M": (1, 40), "N": (1, 300)}
 # subtract the row max or mishandles small terms is noticed.
 inputs = {"x": ("normal", 0.0, 4.0)}
 
+# The valid domain is wider than the timed one: logits of std 100 are checked too (once at the default dims, and in
+# the Hypothesis draws; never timed). exp overflows float32 past 88.7, so a kernel that skips the max subtraction
+# passes on std-4 logits and fails here.
+input_sets = {"large_logits": {"x": ("normal", 0.0, 100.0)}}
+
 
 def reference(x, y, M, N):
     y.copy_(torch.softmax(x, dim=1))

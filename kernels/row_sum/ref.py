@@ -14,8 +14,8 @@ inputs = {"x": ("normal", 0.0, 1.0)}
 # (SIMD lanes, multiple accumulators) land in different places within that
 # error, so 1e-4 would flag correct kernels.
 atol = 1e-3
-# The sum's length: the float reduction bound (8 * sqrt(N) * 2^-24 * sum |x|) on top of atol keeps a correct kernel
-# passing at any N (docs/usage.md, "Tolerance at size: float reductions").
+# The sum's length: the float reduction bound (8 * 2^-24 * (sum |x| + sqrt(N) * |sum x|)) on top of atol keeps a
+# correct float32 kernel passing at any N (docs/usage.md, "Tolerance at size: float reductions").
 reduction = "N"
 
 

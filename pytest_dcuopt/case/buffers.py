@@ -65,11 +65,15 @@ def decode(stored: np.ndarray, dtype: str) -> np.ndarray:
 @dataclass(frozen=True)
 class Domain:
     """Where a buffer's starting values come from: ("normal", mean, std), ("uniform", lo, hi), ("int", lo, hi),
-    or ("fill", value, value): every element the same value (an output's declared initial state, e.g. zeros)."""
+    or ("fill", value, value): every element the same value (an output's declared initial state, e.g. zeros).
+
+    `specials`: (value, fraction) pairs: that fraction of the elements, drawn at random, holds the value instead
+    (-inf in an attention mask, denormals, huge values), each element independently."""
 
     kind: str
     a: float
     b: float
+    specials: tuple[tuple[float, float], ...] = ()
 
     @classmethod
     def parse(cls, name: str, spec: Any) -> Domain:
@@ -80,6 +84,9 @@ class Domain:
         return cls("fill", float(value), float(value))
 
     def draw(self, rng: np.random.Generator, size: int) -> np.ndarray:
+        return self._sprinkle(rng, self._draw_base(rng, size))
+
+    def _draw_base(self, rng: np.random.Generator, size: int) -> np.ndarray:
         if self.kind == "normal":
             return rng.normal(self.a, self.b, size)
         if self.kind == "uniform":
@@ -87,6 +94,18 @@ class Domain:
         if self.kind == "fill":
             return np.full(size, self.a)
         return rng.integers(int(self.a), int(self.b), size, endpoint=True).astype(np.float64)
+
+    def _sprinkle(self, rng: np.random.Generator, values: np.ndarray) -> np.ndarray:
+        """`specials` laid over drawn values (in place; a flat array): one uniform number per element picks the
+        special value whose slice of [0, 1) holds it, or none."""
+        if not self.specials:
+            return values
+        pick = rng.random(values.size)
+        start = 0.0
+        for value, fraction in self.specials:
+            values[(pick >= start) & (pick < start + fraction)] = value
+            start += fraction
+        return values
 
     def draw_into(self, rng: np.random.Generator, out: np.ndarray, dtype: str) -> None:
         """`out[...] = encode(self.draw(rng, out.size), dtype)`, the same values and the same generator state after,
@@ -113,11 +132,17 @@ class Domain:
         target *= target.dtype.type(high - low)
         target += target.dtype.type(low)
         np.clip(target, target.dtype.type(low), target.dtype.type(high), out=target)  # rounding stays inside
+        if self.specials:
+            self._sprinkle(rng, target.reshape(-1))
         if target is not out:
             out[...] = encode(target, dtype)
 
     def to_json(self) -> list[Any]:
-        return [self.kind, self.a, self.b]
+        """[kind, a, b] (+ {value: fraction} of its specials; non-finite values as strings: strict JSON)."""
+        found: list[Any] = [self.kind, self.a, self.b]
+        if self.specials:
+            found.append({(repr(v) if not math.isfinite(v) else str(v)): f for v, f in self.specials})
+        return found
 
 
 DOMAIN_KINDS = ("normal", "uniform", "int")
@@ -132,18 +157,22 @@ class DomainSpec:
     kind: str
     a: DimValue | float
     b: DimValue | float
+    specials: tuple[tuple[float, float], ...] = ()
 
     @classmethod
-    def parse(cls, name: str, spec: Any, known_dims: Mapping[str, Any] | set[str]) -> DomainSpec:
-        if not isinstance(spec, (tuple, list)) or len(spec) != 3 or spec[0] not in DOMAIN_KINDS:
+    def parse(cls, name: str, spec: Any, known_dims: Mapping[str, Any] | set[str],
+              where: str | None = None) -> DomainSpec:
+        where = where or f"ref.py: inputs[{name!r}]"
+        if not isinstance(spec, (tuple, list)) or len(spec) not in (3, 4) or spec[0] not in DOMAIN_KINDS:
             raise CaseError(
-                f"ref.py: inputs[{name!r}] = {spec!r} is not a value domain. Use ('normal', mean, std), "
+                f"{where} = {spec!r} is not a value domain. Use ('normal', mean, std), "
                 "('uniform', lo, hi) or ('int', lo, hi); bounds may be expressions of the dims, e.g. "
-                "('int', 0, 'num_bins - 1')."
+                "('int', 0, 'num_bins - 1'); a fourth entry {value: fraction} puts special values in, e.g. "
+                "('normal', 0.0, 1.0, {float('-inf'): 0.1})."
             )
-        where = f"ref.py: inputs[{name!r}]"
-        bounds = [_bound(value, known_dims, where) for value in spec[1:]]
-        found = cls(name, str(spec[0]), bounds[0], bounds[1])
+        bounds = [_bound(value, known_dims, where) for value in spec[1:3]]
+        specials = _specials(spec[3], str(spec[0]), where) if len(spec) == 4 else ()
+        found = cls(name, str(spec[0]), bounds[0], bounds[1], specials)
         if not found.depends_on_dims:
             found.at({})  # constant bounds: refuse a bad domain now, not on the first call
         return found
@@ -167,7 +196,27 @@ class DomainSpec:
                             "std >= 0, e.g. ('normal', 0.0, 1.0).")
         if self.kind == "int":
             _check_int_bounds(shown, a, b, at)
-        return Domain(self.kind, a, b)
+        return Domain(self.kind, a, b, self.specials)
+
+
+def _specials(declared: Any, kind: str, where: str) -> tuple[tuple[float, float], ...]:
+    """A domain's {value: fraction}: values that are numbers (not NaN: NaN is the unwritten-output poison; whole
+    numbers for an "int" domain), fractions in (0, 1] adding up to at most 1."""
+    problem = (f"{where}: the fourth entry {declared!r} must be {{value: fraction}}, e.g. {{float('-inf'): 0.1, "
+               "1e-40: 0.05}} (values: numbers other than NaN, whole numbers for 'int'; fractions in (0, 1], "
+               "adding up to at most 1)")
+    if not isinstance(declared, dict) or not declared:
+        raise CaseError(problem)
+    found = []
+    for value, fraction in declared.items():
+        numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (value, fraction))
+        if not numbers or math.isnan(value) or not 0 < fraction <= 1 or \
+                (kind == "int" and not (math.isfinite(value) and float(value).is_integer())):
+            raise CaseError(problem)
+        found.append((float(value), float(fraction)))
+    if sum(fraction for _, fraction in found) > 1:
+        raise CaseError(problem)
+    return tuple(found)
 
 
 # ("int", lo, hi) draws int64 values: bounds must be integers inside its range.

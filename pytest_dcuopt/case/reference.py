@@ -6,6 +6,7 @@ import importlib.machinery
 import importlib.util
 import inspect
 import math
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,9 +19,14 @@ from .expr import DimExpr, DimValue, dim_function, dim_value, evaluate, names_of
 
 # `initial` spellings: "zeros", a number, or "poison" (the default: NaN / an integer sentinel).
 POISON = "poison"
-# The reduction error bound: |error| <= REDUCTION_BOUND_FACTOR * sqrt(length) * u(dtype) * magnitude.
+# The reduction error bound: |error| <= REDUCTION_BOUND_FACTOR * u * (magnitude + sqrt(length) * |reference|).
 REDUCTION_BOUND_FACTOR = 8.0
-ROUNDING_UNIT = {"float64": 2.0**-53, "float32": 2.0**-24, "float16": 2.0**-11, "bfloat16": 2.0**-8}
+# Unit roundoff of each arithmetic; "tf32" is float32 with inputs rounded to a 10-bit mantissa (tensor cores).
+ROUNDING_UNIT = {"float64": 2.0**-53, "float32": 2.0**-24, "tf32": 2.0**-11, "float16": 2.0**-11,
+                 "bfloat16": 2.0**-8}
+# ref.py `precision`: the arithmetic a case accepts beyond its buffers' dtype, by its usual spellings.
+PRECISIONS = {"float32": "float32", "fp32": "float32", "tf32": "tf32", "float16": "float16", "fp16": "float16",
+              "half": "float16", "bfloat16": "bfloat16", "bf16": "bfloat16"}
 # `rtol_scale = "sqrt_reduction"`: rtol grows with sqrt(length / SQRT_REDUCTION_BASE) above that length.
 SQRT_REDUCTION_BASE = 1024
 RTOL_SCALES = ("sqrt_reduction",)
@@ -41,7 +47,7 @@ class Reference:
     atol: float | None
     rtol: float | None
     shapes: dict[str, Any] | None
-    dim_ranges: dict[str, tuple[DimValue, ...]]
+    dim_ranges: dict[str, tuple[DimValue, ...]]  # integer dims
     inputs: dict[str, Domain]
     flops: Callable[..., float] | None
     bytes_moved: Callable[..., float] | None
@@ -52,6 +58,20 @@ class Reference:
     rtol_spec: float | DimExpr | None = None
     reduction: DimValue | None = None
     rtol_scale: str | None = None
+    precision: str | None = None  # ref.py `precision`: an arithmetic less precise than the dtype, accepted
+    # Float scalars (a float in dims.json: alpha, beta, eps): (lo, hi) they are drawn from, declared in `dim_ranges`
+    # or around the default (`default_scalar_range`).
+    scalar_ranges: dict[str, tuple[float, float]] = field(default_factory=dict)
+    # ref.py `input_sets`: more input distributions than `inputs` (name -> the domains it lays over `inputs`).
+    input_sets: dict[str, dict[str, DomainSpec]] = field(default_factory=dict)
+
+    def arithmetic(self, dtype: str) -> str:
+        """What a float output of `dtype` is judged as computed in: the dtype itself, or the declared `precision`
+        where that is coarser (a float32 output of a case that accepts tf32 is judged as tf32 arithmetic)."""
+        if self.precision is None or not is_float(dtype) or \
+                ROUNDING_UNIT[self.precision] <= ROUNDING_UNIT.get(dtype, 0.0):
+            return dtype
+        return self.precision
 
     def throughput(self, dims: Mapping[str, Any], median_ms: float) -> dict[str, float]:
         seconds = median_ms / 1e3
@@ -62,10 +82,12 @@ class Reference:
             found["gbps"] = float(call_with_declared_dims(self.bytes_moved, dims)) / seconds / 1e9
         return found
 
-    def starting_domains(self, dims: Mapping[str, Any]) -> dict[str, Domain]:
-        """Every buffer that starts with values rather than poison: declared inputs (domains evaluated at `dims`)
-        and outputs with a declared `initial` state (a fill)."""
-        found = {name: spec.at(dims) for name, spec in self.input_specs.items()}
+    def starting_domains(self, dims: Mapping[str, Any], input_set: str | None = None) -> dict[str, Domain]:
+        """Every buffer that starts with values rather than poison: declared inputs (domains evaluated at `dims`;
+        `input_set`: with that declared set's domains laid over them) and outputs with a declared `initial` state
+        (a fill)."""
+        specs = {**self.input_specs, **(self.input_sets[input_set] if input_set is not None else {})}
+        found = {name: spec.at(dims) for name, spec in specs.items()}
         found.update({name: Domain.fill(value) for name, value in self.initial.items()})
         return found
 
@@ -95,10 +117,22 @@ class Reference:
         return self.reduction is not None and self.rtol_scale is None and is_float(dtype)
 
 
-def reduction_bound(length: int, dtype: str, magnitude: Any) -> Any:
-    """Per-element allowance of a float reduction of `length` terms: 8 * sqrt(length) * u(dtype) * magnitude,
-    magnitude = the reference evaluated on |inputs| (sum |a_i * b_i| for a matmul)."""
-    return REDUCTION_BOUND_FACTOR * math.sqrt(max(length, 1)) * ROUNDING_UNIT[dtype] * magnitude
+def reduction_bound(length: int, arithmetic: str, magnitude: Any, reference: Any) -> Any:
+    """Per-element allowance of a float reduction of `length` terms computed in `arithmetic` (a ROUNDING_UNIT key):
+    8 * u * (magnitude + sqrt(length) * |reference|), magnitude = the reference evaluated on |inputs| (sum |a_k b_k|
+    for a matmul), reference = its value (sum a_k b_k).
+
+    Why this shape: summing terms t_k in any fixed order rounds each partial sum s_k once, an error of about
+    u * sqrt(sum_k s_k^2) in all. The harness draws every input element independently, so in any order that does not
+    depend on the values (naive, blocked, pairwise, split-K, per-thread partials) the partial sums are a random walk
+    that drifts toward the total: sum_k s_k^2 ~ length * reference^2 / 3 + length * sum_k t_k^2 / 2, and
+    sqrt(length * sum_k t_k^2) is about 1.6 * magnitude for products of normal or uniform values. So the rounding of
+    the sum is bounded by u * (magnitude + sqrt(length) * |reference|) times a small constant (8 leaves room), which
+    is sqrt(length) times tighter than u * sqrt(length) * magnitude where the terms cancel: inputs rounded to a coarser
+    mantissa (tf32's 10 bits) err by about u_tf32 * sqrt(sum_k t_k^2), far outside it at any length, and within it
+    once the case accepts that arithmetic (ref.py `precision`)."""
+    return REDUCTION_BOUND_FACTOR * ROUNDING_UNIT[arithmetic] * (
+        magnitude + math.sqrt(max(length, 1)) * abs(reference))
 
 
 def _tolerance_at(spec: float | DimExpr | None, name: str, dims: Mapping[str, Any], path: Path) -> float | None:
@@ -188,9 +222,12 @@ def load_reference(path: Path, dims: Mapping[str, Any]) -> Reference:
         bytes_moved=_dims_function(module, "bytes_moved", dims, path),
         input_specs=input_specs, initial=initial, relations=relations, atol_spec=atol_spec, rtol_spec=rtol_spec,
         reduction=_reduction(module, dims, path), rtol_scale=_rtol_scale(module, path),
+        precision=_precision(module, path),
+        input_sets=_input_sets(module, dims, path, initial),
     )
     check_relations(reference, dims, f"{path}: the default dims")
     check_declared_names(reference, dims)
+    reference.scalar_ranges = _scalar_ranges(module, dims, path, _size_dims(reference))
     for name, function in (("flops", reference.flops), ("bytes_moved", reference.bytes_moved)):
         if function is not None:  # called now at the default dims, not first after the timing was spent
             check_count(name, call_with_declared_dims(function, dims), dims, path)
@@ -222,8 +259,9 @@ def check_declared_names(reference: Reference, dims: Mapping[str, Any]) -> None:
     if any(p.kind in (p.VAR_KEYWORD, p.VAR_POSITIONAL) for p in parameters):
         return
     names = [p.name for p in parameters]
+    sets = [(f"input_sets[{name!r}]", domains) for name, domains in reference.input_sets.items()]
     for what, declared in (("shapes", reference.shapes or {}), ("inputs", reference.input_specs),
-                           ("initial", reference.initial)):
+                           ("initial", reference.initial), *sets):
         unknown = sorted(set(declared) - set(names))
         if unknown:
             raise CaseError(f"{reference.path}: `{what}` names {unknown}, which {'is' if len(unknown) == 1 else 'are'} "
@@ -316,6 +354,20 @@ def _rtol_scale(module: ModuleType, path: Path) -> str | None:
     return str(declared)
 
 
+def _precision(module: ModuleType, path: Path) -> str | None:
+    """`precision = "tf32"`: the case accepts that arithmetic for its float outputs (its tolerances and reduction
+    bound are those of it); without it, outputs are judged as computed in their own dtype."""
+    declared = getattr(module, "precision", None)
+    if declared is None:
+        return None
+    found = PRECISIONS.get(declared) if isinstance(declared, str) else None
+    if found is None:
+        raise CaseError(f"{path}: precision = {declared!r} is not an arithmetic the harness knows; use one of "
+                        f"{', '.join(repr(p) for p in PRECISIONS)} (e.g. precision = 'tf32' to accept tensor-core "
+                        "float32 matmuls), or leave it out to judge outputs in their own dtype.")
+    return found
+
+
 def _optional_float(module: ModuleType, name: str, path: Path) -> float | None:
     """A tolerance: a finite number >= 0. NaN fails every comparison, inf passes every one: both are refused."""
     value = getattr(module, name, None)
@@ -386,10 +438,63 @@ def _dim_ranges(module: ModuleType, dims: Mapping[str, Any], path: Path) -> dict
     ranges: dict[str, tuple[DimValue, ...]] = {}
     for dim, default in dims.items():
         if not isinstance(default, int):
-            continue  # float scalars keep their dims.json value
+            continue  # float scalars: `_scalar_ranges`
         ranges[dim] = _dim_range(dim, declared.get(dim, (1, max(1, int(default)))), dims, path)
     dependency_order(ranges, path)  # refuses cycles now
     return ranges
+
+
+# A float scalar without a declared range is drawn from [default / SCALAR_SPREAD, default * SCALAR_SPREAD] (its sign
+# kept: an `eps` or a `scale` may need it), or from [-1, 1] when the default is 0.
+SCALAR_SPREAD = 4.0
+
+
+def default_scalar_range(default: float) -> tuple[float, float]:
+    """Values of a float scalar's own sign, a factor of SCALAR_SPREAD either side of its default: alpha = beta = 1
+    become different values, so a kernel that swaps or drops one is seen."""
+    if default == 0:
+        return (-1.0, 1.0)
+    ends = sorted((default / SCALAR_SPREAD, default * SCALAR_SPREAD))
+    return (ends[0], ends[1])
+
+
+def _size_dims(reference: Reference) -> set[str]:
+    """Dims that size something (named in `shapes`, `reduction`, `relations` or the bounds of `dim_ranges`): a float
+    there (`"N": 100.0`) is a size written as a float, never drawn as a fraction."""
+    values: list[Any] = [reference.reduction, *reference.relations]
+    values += [bound for spec in reference.dim_ranges.values() for bound in spec[:2]]
+    for declared in (reference.shapes or {}).values():
+        values += list(declared) if isinstance(declared, tuple) else [declared]
+    found = {value for value in values if isinstance(value, str)}
+    return found.union(*(names_of(value) for value in values))
+
+
+def _scalar_ranges(module: ModuleType, dims: Mapping[str, Any], path: Path,
+                   sizes: set[str]) -> dict[str, tuple[float, float]]:
+    """Float scalars' draw ranges: `dim_ranges = {"alpha": (-2.0, 2.0)}` (numbers; the default must lie inside),
+    else `default_scalar_range`. Dims in `sizes` are sizes, not drawn."""
+    declared = getattr(module, "dim_ranges", None) or {}
+    ranges: dict[str, tuple[float, float]] = {}
+    for dim, default in dims.items():
+        if isinstance(default, int) or dim in sizes:
+            continue
+        spec = declared.get(dim) if isinstance(declared, dict) else None
+        if spec is None:
+            ranges[dim] = default_scalar_range(float(default))
+            continue
+        bounds = tuple(spec) if isinstance(spec, (tuple, list)) else ()
+        numbers = len(bounds) == 2 and all(_finite_number(b) for b in bounds)
+        if not numbers or not bounds[0] <= default <= bounds[1]:
+            raise CaseError(f"{path}: dim_ranges[{dim!r}] = {spec!r}; {dim} is a float scalar (dims.json: "
+                            f"{default!r}), drawn from a range (lo, hi) of finite numbers with lo <= the default "
+                            f"<= hi, e.g. {{{dim!r}: (-2.0, 2.0)}}. Leave it out to draw within a factor of "
+                            f"{SCALAR_SPREAD:g} of the default, keeping its sign.")
+        ranges[dim] = (float(bounds[0]), float(bounds[1]))
+    return ranges
+
+
+def _finite_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def _dim_range(dim: str, declared: Any, dims: Mapping[str, Any], path: Path) -> tuple[DimValue, ...]:
@@ -419,6 +524,39 @@ def dependency_order(ranges: Mapping[str, tuple[DimValue, ...]], path: Path | st
                             "of them have constant bounds.")
         order += ready
     return order
+
+
+# The name of the distribution `inputs` declares (what every branch is timed with), beside `input_sets`' names.
+DEFAULT_INPUT_SET = "default"
+INPUT_SET_NAME = re.compile(r"[A-Za-z0-9_.+=-]+")
+
+
+def _input_sets(module: ModuleType, dims: Mapping[str, Any], path: Path,
+                initial: Mapping[str, float]) -> dict[str, dict[str, DomainSpec]]:
+    """`input_sets = {"large": {"x": ("normal", 0, 100)}, ...}`: each a distribution of the inputs beside `inputs`
+    (which stays the one timed), laid over it: a buffer a set does not name keeps its `inputs` domain."""
+    declared = getattr(module, "input_sets", None)
+    if declared is None:
+        return {}
+    example = "input_sets = {'large': {'x': ('normal', 0.0, 100.0)}}"
+    if not isinstance(declared, dict):
+        raise CaseError(f"{path}: `input_sets` must be a dict name -> {{input: domain}}, e.g. {example}; got "
+                        f"{declared!r}.")
+    found: dict[str, dict[str, DomainSpec]] = {}
+    for name, domains in declared.items():
+        if not isinstance(name, str) or not INPUT_SET_NAME.fullmatch(name) or name == DEFAULT_INPUT_SET:
+            raise CaseError(f"{path}: input_sets name {name!r}: use letters, digits and _ . + = - (it appears in "
+                            f"test output and in reproduce commands); {DEFAULT_INPUT_SET!r} is the name of `inputs`.")
+        if not isinstance(domains, dict) or not domains:
+            raise CaseError(f"{path}: input_sets[{name!r}] = {domains!r}; give the inputs it draws otherwise and "
+                            f"their domains, e.g. {example}.")
+        both = sorted(set(domains) & set(initial))
+        if both:
+            raise CaseError(f"{path}: input_sets[{name!r}] names {both}, which `initial` declares outputs; a set "
+                            "draws inputs (an output it named would start with its values).")
+        found[name] = {buffer: DomainSpec.parse(buffer, spec, dims, f"ref.py: input_sets[{name!r}][{buffer!r}]")
+                       for buffer, spec in domains.items()}
+    return found
 
 
 def _inputs(module: ModuleType, dims: Mapping[str, Any], path: Path) -> dict[str, DomainSpec]:

@@ -117,3 +117,18 @@ def _kernel_signature(params: Sequence[Param]) -> str:
 
 def _reference_signature(ref_params: Sequence[_RefParam]) -> str:
     return f"reference({', '.join(f'{r.name}: {r.kind}' for r in ref_params)})"
+
+
+def bind_launcher(names: Sequence[str], reference: Callable[..., Any], dims: Mapping[str, Any],
+                  outputs_with_initial: Sequence[str], source: str) -> ParameterBinding:
+    """Bind a launcher that has no C types (a Triton `solve(a, b, c, n)`) to the reference like a C ABI `solve`:
+    by name, else by position. Each launcher parameter takes the kind of the reference parameter at its position
+    (it declares none), so what can disagree is the count and a name that the reference has at another position."""
+    ref_params = _reference_params(reference, dims, outputs_with_initial) or []
+    params = []
+    for index, name in enumerate(names):
+        kind = ref_params[index].kind if index < len(ref_params) else "buffer"
+        scalar = kind.endswith("dim")
+        dtype = "float64" if kind == "float dim" else "int64" if scalar else "float32"
+        params.append(Param(name, dtype, not scalar, False, name))
+    return bind_parameters(params, reference, dims, outputs_with_initial, source)

@@ -20,6 +20,7 @@ DEFAULT_TOLERANCES: dict[str, tuple[float, float]] = {
     "float32": (1e-4, 1e-3),
     "float16": (1e-2, 1e-2),
     "bfloat16": (2e-2, 2e-2),
+    "tf32": (1e-3, 2e-3),  # an arithmetic, not a storage type: float32 with inputs rounded to a 10-bit mantissa
 }
 # Relative L2 error allowed, as a multiple of rtol, on top of the elementwise test: an
 # all-zero output must not pass against a small-valued reference just because atol is large.
@@ -28,8 +29,11 @@ SCALE_GUARD_FLOOR = 1e-2
 PRIMES = (2, 3, 5, 7, 11, 13, 17, 31, 61, 127, 251, 509, 1021, 2039, 4093, 8191, 16381, 65521)
 
 
-def tolerances(dtype: str, atol: float | None, rtol: float | None) -> tuple[float, float]:
-    default_atol, default_rtol = DEFAULT_TOLERANCES.get(dtype, (0.0, 0.0))
+def tolerances(dtype: str, atol: float | None, rtol: float | None,
+               arithmetic: str | None = None) -> tuple[float, float]:
+    """(atol, rtol) for an output of `dtype`: the declared ones, else the defaults of `arithmetic` (what the case
+    accepts it is computed in: ref.py `precision`; the dtype itself by default)."""
+    default_atol, default_rtol = DEFAULT_TOLERANCES.get(arithmetic or dtype, DEFAULT_TOLERANCES.get(dtype, (0.0, 0.0)))
     if not is_float(dtype):
         return (0.0, 0.0) if atol is None else (atol, rtol or 0.0)
     return (default_atol if atol is None else atol, default_rtol if rtol is None else rtol)
@@ -201,18 +205,24 @@ def holds(relations: Sequence[DimExpr], dims: Mapping[str, Any]) -> bool:
 
 
 def dims_strategy(dim_ranges: Mapping[str, tuple[Any, ...]], fixed: Mapping[str, Any],
-                  relations: Sequence[DimExpr] = ()) -> Any:
+                  relations: Sequence[DimExpr] = (),
+                  scalar_ranges: Mapping[str, tuple[float, float]] | None = None, upper: bool = False) -> Any:
     """Hypothesis strategy over dims dicts: mostly uniform draws, often boundary values, shrinking to small.
 
     Dims whose bounds name other dims are drawn after them (dependency order), with their bounds evaluated at
-    the values drawn; `relations` filter the draws (an impossible range rejects the draw as well).
+    the values drawn; `relations` filter the draws (an impossible range rejects the draw as well). Float scalars
+    with a range in `scalar_ranges` are drawn from it (`_one_scalar`); the others keep their value in `fixed`.
+    `upper`: a third of the integer draws come from the upper half of each range (Hypothesis favours small
+    integers, so uniform draws alone rarely come near a range's top; the long profile asks for it).
     """
     from hypothesis import strategies as st
 
     ranged = {dim: spec for dim, spec in dim_ranges.items() if dim in fixed}
+    scalars = {dim: bounds for dim, bounds in (scalar_ranges or {}).items() if dim in fixed}
     dependent = any(isinstance(bound, DimExpr) for spec in ranged.values() for bound in spec[:2])
     if not dependent and not relations:
-        parts = {dim: _one_dim(*range_at(dim, ranged[dim], fixed)) if dim in ranged else st.just(default)
+        parts = {dim: _one_dim(*range_at(dim, ranged[dim], fixed), upper) if dim in ranged else
+                 _one_scalar(float(default), *scalars[dim]) if dim in scalars else st.just(default)
                  for dim, default in fixed.items()}
         return st.fixed_dictionaries(parts)
     order = dependency_order(ranged)
@@ -225,18 +235,52 @@ def dims_strategy(dim_ranges: Mapping[str, tuple[Any, ...]], fixed: Mapping[str,
         for dim in order:
             lo, hi, multiple = range_at(dim, ranged[dim], dims)
             assume(lo <= hi and -(-lo // multiple) <= hi // multiple)  # a range emptied by the dims drawn before
-            dims[dim] = draw(_one_dim(lo, hi, multiple))
+            dims[dim] = draw(_one_dim(lo, hi, multiple, upper))
+        for dim, (low, high) in scalars.items():
+            dims[dim] = draw(_one_scalar(float(fixed[dim]), low, high))
         assume(holds(relations, dims))
         return dims
 
     return related_dims()
 
 
-def _one_dim(lo: int, hi: int, multiple: int) -> Any:
+def _one_scalar(default: float, lo: float, hi: float) -> Any:
+    """A float scalar: its special values (`scalar_values`) or a float32-representable value in [lo, hi], so that a
+    float kernel parameter and the float64 reference see the same number."""
     from hypothesis import strategies as st
 
-    uniform = st.integers(-(-lo // multiple), hi // multiple).map(_times(multiple))
-    return st.one_of(uniform, st.sampled_from(special_values(lo, hi, multiple)))
+    within = st.floats(_float32_inward(lo, up=True), _float32_inward(hi, up=False), allow_nan=False,
+                       allow_infinity=False, width=32)
+    return st.one_of(st.sampled_from([default, *scalar_values(default, lo, hi)]), within)
+
+
+def _float32_inward(value: float, up: bool) -> float:
+    """The float32 nearest `value` on the inside of a range ending there (up: not below it; else not above it)."""
+    rounded = float(np.float32(value))
+    if (up and rounded < value) or (not up and rounded > value):
+        rounded = float(np.nextafter(np.float32(rounded), np.float32(np.inf if up else -np.inf)))
+    return rounded
+
+
+def scalar_values(default: float, lo: float, hi: float) -> list[float]:
+    """A float scalar's deterministic values beside its default, in the order they run: the top and the bottom of
+    its range, then 0 and the default's negation where the range holds them (a kernel that drops a term or a sign
+    shows there). Float32-representable, the default itself left out."""
+    candidates = [_float32_inward(hi, up=False), _float32_inward(lo, up=True)]
+    candidates += [value for value in (0.0, -default) if lo <= value <= hi]
+    return [v for v in dict.fromkeys(candidates) if lo <= v <= hi and v != default]
+
+
+def _one_dim(lo: int, hi: int, multiple: int, upper: bool = False) -> Any:
+    from hypothesis import strategies as st
+
+    low, high = -(-lo // multiple), hi // multiple
+    uniform = st.integers(low, high).map(_times(multiple))
+    specials = st.sampled_from(special_values(lo, hi, multiple))
+    if not upper:
+        return st.one_of(uniform, specials)
+    top_half = st.integers(max(low, (low + high + 1) // 2), high).map(_times(multiple))
+    return st.one_of(uniform, top_half, specials)
 
 
 def boundary_values(default: int, lo: int, hi: int, multiple: int = 1) -> list[int]:
@@ -271,9 +315,11 @@ MAX_BOUNDARY_EXAMPLES = 24
 
 
 def boundary_dims(defaults: Mapping[str, Any], dim_ranges: Mapping[str, tuple[Any, ...]],
-                  limit: int = MAX_BOUNDARY_EXAMPLES, relations: Sequence[DimExpr] = ()) -> list[dict[str, Any]]:
+                  limit: int = MAX_BOUNDARY_EXAMPLES, relations: Sequence[DimExpr] = (),
+                  scalar_ranges: Mapping[str, tuple[float, float]] | None = None) -> list[dict[str, Any]]:
     """The deterministic dims run before Hypothesis, in order: the defaults, then for each ranged dim its
-    `boundary_values` with every other dim at its default, then every ranged dim at its top at once.
+    `boundary_values` (for a float scalar with a range in `scalar_ranges`: its `scalar_values`) with every other
+    dim at its default, then every ranged integer dim at its top at once.
 
     Bounds that are expressions of other dims are evaluated at the example's dims: a dim whose range moved
     with the varied dim is clamped into it (kernel_size follows input_size down), and an example that breaks
@@ -281,10 +327,13 @@ def boundary_dims(defaults: Mapping[str, Any], dim_ranges: Mapping[str, tuple[An
     """
     ranged = {dim: spec for dim, spec in dim_ranges.items() if dim in defaults and isinstance(defaults[dim], int)}
     order = dependency_order(ranged)
-    per_dim = {}
+    per_dim: dict[str, list[Any]] = {}
     for dim in order:
         lo, hi, multiple = range_at(dim, ranged[dim], defaults)
         per_dim[dim] = boundary_values(int(defaults[dim]), lo, hi, multiple) if lo <= hi else []
+    for dim, (low, high) in (scalar_ranges or {}).items():
+        if dim in defaults and not isinstance(defaults[dim], int):
+            per_dim[dim] = scalar_values(float(defaults[dim]), low, high)
     extra = 1 if len(ranged) > 1 else 0
     per_dim = _trim_fairly(per_dim, max(0, limit - 1 - extra))
     examples = [dict(defaults)]
@@ -337,12 +386,12 @@ def _clamp(value: int, lo: int, hi: int, multiple: int) -> int | None:
     return min(max(value, low), high)
 
 
-def _trim_fairly(per_dim: Mapping[str, list[int]], budget: int) -> dict[str, list[int]]:
+def _trim_fairly(per_dim: Mapping[str, list[Any]], budget: int) -> dict[str, list[Any]]:
     """At most `budget` values in all, shared round-robin across dims in `_by_trim_priority` order."""
     if sum(len(v) for v in per_dim.values()) <= budget:
         return {dim: list(values) for dim, values in per_dim.items()}
     ranked = {dim: _by_trim_priority(values) for dim, values in per_dim.items()}
-    kept: dict[str, set[int]] = {dim: set() for dim in per_dim}
+    kept: dict[str, set[Any]] = {dim: set() for dim in per_dim}
     for rank in range(max((len(v) for v in per_dim.values()), default=0)):
         for dim, values in ranked.items():
             if rank < len(values) and budget > 0:
@@ -351,7 +400,7 @@ def _trim_fairly(per_dim: Mapping[str, list[int]], budget: int) -> dict[str, lis
     return {dim: [v for v in values if v in kept[dim]] for dim, values in per_dim.items()}
 
 
-def _by_trim_priority(values: list[int]) -> list[int]:
+def _by_trim_priority(values: list[Any]) -> list[Any]:
     """A dim's `boundary_values` in the order they survive trimming: the top, the bottom, then the rest in order."""
     return list(values) if len(values) < 2 else [values[0], values[-1], *values[1:-1]]
 

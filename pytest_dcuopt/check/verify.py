@@ -29,8 +29,15 @@ from typing import Any
 import numpy as np
 
 from ..case.buffers import decode, is_float
-from ..case.reference import REDUCTION_BOUND_FACTOR, ROUNDING_UNIT, check_relations, reduction_bound
+from ..case.reference import (
+    DEFAULT_INPUT_SET,
+    REDUCTION_BOUND_FACTOR,
+    ROUNDING_UNIT,
+    check_relations,
+    reduction_bound,
+)
 from ..errors import CaseError, DcuOptError, KernelCrashed, KernelTimeout, TimedCallsWrong, WorkerError
+from ..options import INPUT_SET_OPTION
 from ..run.devices import shared_use
 from ..timing.bracket import WORK_LEFT_RUNNING
 from ..toolchains.binding import Snapshot, draw_key
@@ -61,6 +68,8 @@ _CRASH_KINDS: dict[type, str] = {KernelCrashed: "crashed", KernelTimeout: "timed
 REPEAT_CALLS = 8
 # Extra identical calls at the default dims of a branch that passed everything else.
 STABILITY_CALLS = 3
+# Hypothesis profiles whose draws reach the top of every dim range (a third from its upper half).
+LONG_PROFILES = ("dcuopt-ci",)
 
 
 @dataclass(frozen=True)
@@ -71,6 +80,7 @@ class CheckSettings:
     hypothesis_profile: str
     replay_dims: dict[str, Any] | None = None
     replay_seed: int | None = None
+    replay_input_set: str | None = None  # the ref.py `input_sets` entry the replayed example drew from
 
 
 @dataclass(frozen=True)
@@ -184,7 +194,7 @@ def failure_record(variant: Variant, found: Found, nodeid: str) -> dict[str, Any
 def replay(variant: Variant, settings: CheckSettings, nodeid: str) -> Found | None:
     dims = {**variant.case.dims, **(settings.replay_dims or {})}
     try:
-        checked_call(variant, dims, settings.replay_seed or 0, nodeid)
+        checked_call(variant, dims, settings.replay_seed or 0, nodeid, input_set=settings.replay_input_set)
     except (AssertionError, DcuOptError) as exc:
         return Found(with_notes(exc), variant.last_failure)
     return None
@@ -195,6 +205,9 @@ def first_failure(variant: Variant, settings: CheckSettings, nodeid: str) -> Fou
     variant.record.examples_run = []
     boundary = boundary_failure(variant, nodeid, variant.record.examples_run)
     if boundary is not None and not boundary.wrong_values:  # a crash or hang: searching further would repeat it
+        return boundary
+    boundary = boundary or input_sets_failure(variant, nodeid)
+    if boundary is not None and not boundary.wrong_values:
         return boundary
     try:
         hypothesis_search(variant, settings, nodeid)
@@ -210,7 +223,7 @@ def boundary_failure(variant: Variant, nodeid: str, ran: list[dict[str, Any]] | 
     example is appended to `ran` before it runs."""
     assert variant.reference is not None
     for dims in boundary_dims(variant.case.dims, variant.reference.dim_ranges,
-                              relations=variant.reference.relations):
+                              relations=variant.reference.relations, scalar_ranges=drawn_scalars(variant)):
         if ran is not None:
             ran.append(dict(dims))
         try:
@@ -220,6 +233,25 @@ def boundary_failure(variant: Variant, nodeid: str, ran: list[dict[str, Any]] | 
         if dims == variant.case.dims:
             variant.default_verified = True
     return None
+
+
+def input_sets_failure(variant: Variant, nodeid: str) -> Found | None:
+    """Each ref.py `input_sets` entry once at the default dims (the timing size), seed 0: the first failure."""
+    assert variant.reference is not None
+    for name in variant.reference.input_sets:
+        try:
+            checked_call(variant, variant.case.dims, 0, nodeid, input_set=name)
+        except (AssertionError, DcuOptError) as exc:
+            return Found(with_notes(exc), variant.last_failure)
+    return None
+
+
+def drawn_scalars(variant: Variant) -> dict[str, tuple[float, float]]:
+    """The float scalars drawn for this branch (ref.py's `scalar_ranges`), less those its `solve` takes as an integer
+    (a whole float in dims.json for an `int` parameter is that integer, never a fraction)."""
+    assert variant.reference is not None
+    integers = {p.name for p in variant.params if not p.pointer and p.is_integer}
+    return {dim: bounds for dim, bounds in variant.reference.scalar_ranges.items() if dim not in integers}
 
 
 def stability_failure(variant: Variant, nodeid: str) -> Found | None:
@@ -246,7 +278,7 @@ def confirm_failure(variant: Variant, found: Found, nodeid: str) -> Found:
     """Re-run the failing example on identical inputs: says whether the kernel is wrong or nondeterministic."""
     assert found.details is not None
     dims, seed = found.details["dims"], int(found.details["seed"])
-    wrong, done, _ = repeat_identical(variant, dims, seed, nodeid, REPEAT_CALLS)
+    wrong, done, _ = repeat_identical(variant, dims, seed, nodeid, REPEAT_CALLS, found.details.get("input_set"))
     details = dict(found.details)
     details["identical_calls"] = {"calls": done, "wrong": wrong}
     nondeterministic = found.flaky or wrong < done
@@ -260,12 +292,12 @@ def confirm_failure(variant: Variant, found: Found, nodeid: str) -> Found:
 
 
 def repeat_identical(variant: Variant, dims: Mapping[str, Any], seed: int, nodeid: str,
-                     calls: int) -> tuple[int, int, str | None]:
+                     calls: int, input_set: str | None = None) -> tuple[int, int, str | None]:
     """(wrong, made, first wrong message) over `calls` identical checked calls; stops after a hang."""
     wrong, first = 0, None
     for made in range(1, calls + 1):
         try:
-            checked_call(variant, dims, seed, nodeid)
+            checked_call(variant, dims, seed, nodeid, input_set=input_set)
         except (AssertionError, DcuOptError) as exc:
             wrong += 1
             first = first or with_notes(exc)
@@ -280,38 +312,59 @@ def hypothesis_search(variant: Variant, settings: CheckSettings, nodeid: str) ->
     from hypothesis import strategies as st
 
     assert variant.reference is not None
-    dims_st = dims_strategy(variant.reference.dim_ranges, variant.case.dims, variant.reference.relations)
+    dims_st = dims_strategy(variant.reference.dim_ranges, variant.case.dims, variant.reference.relations,
+                            drawn_scalars(variant), upper=settings.hypothesis_profile in LONG_PROFILES)
     profile = hypothesis_settings.get_profile(settings.hypothesis_profile)
     phases = [p for p in profile.phases if p is not Phase.explain]  # its line lists point into the harness
     chosen = hypothesis_settings(profile, max_examples=settings.examples or profile.max_examples, deadline=None,
                                  suppress_health_check=list(HealthCheck), phases=phases)
 
+    # Each draw takes one of the input distributions: `inputs` (None) or a declared `input_sets` entry.
+    sets_st = st.sampled_from([None, *variant.reference.input_sets])
+
     @chosen
-    @given(dims=dims_st, seed=st.integers(0, 2**31 - 1))
-    def correct_for_all_drawn_dims(dims: dict[str, Any], seed: int) -> None:
-        checked_call(variant, dims, seed, nodeid)
+    @given(dims=dims_st, seed=st.integers(0, 2**31 - 1), input_set=sets_st)
+    def correct_for_all_drawn_dims(dims: dict[str, Any], seed: int, input_set: str | None) -> None:
+        checked_call(variant, dims, seed, nodeid, input_set=input_set)
 
     correct_for_all_drawn_dims()
 
 
 def checked_call(variant: Variant, dims: Mapping[str, Any], seed: int, nodeid: str,
-                 reproduce: str | None = None) -> None:
+                 reproduce: str | None = None, input_set: str | None = None) -> None:
     """One call at `dims`/`seed` compared with the reference; AssertionError (or a DcuOptError) when wrong.
+    `input_set`: the inputs drawn from that ref.py `input_sets` entry (None: from `inputs`); for a case that declares
+    input sets the record counts the calls of each (`observations.input_sets`).
 
     The device's lock is held shared for the call (run/devices.shared_use): under xdist, or beside another session,
     no timing on this device runs while the kernel, its reference or the compare does."""
     assert variant.worker is not None and variant.reference is not None
+    if input_set is not None and input_set not in variant.reference.input_sets:
+        known = ", ".join(variant.reference.input_sets) or "none"
+        raise CaseError(f"{variant.reference.path}: no input set {input_set!r} (declared in `input_sets`: {known}).")
+    if reproduce is None and input_set is not None:
+        reproduce = reproduce_command(nodeid, dims, seed, extra=(f"{INPUT_SET_OPTION}={input_set}",))
+    if variant.reference.input_sets:  # a case with one distribution has nothing to say
+        counted = variant.record.observations.setdefault("input_sets", {})
+        name = input_set or DEFAULT_INPUT_SET
+        counted[name] = counted.get(name, 0) + 1
     with shared_use(variant.worker.lock, f"checked call of {variant.label}"):
-        _checked_call(variant, dims, seed, nodeid, reproduce)
+        try:
+            _checked_call(variant, dims, seed, nodeid, reproduce, input_set)
+        except (AssertionError, DcuOptError):
+            if input_set is not None and variant.last_failure is not None:
+                variant.last_failure["input_set"] = input_set
+            raise
 
 
-def _checked_call(variant: Variant, dims: Mapping[str, Any], seed: int, nodeid: str, reproduce: str | None) -> None:
+def _checked_call(variant: Variant, dims: Mapping[str, Any], seed: int, nodeid: str, reproduce: str | None,
+                  input_set: str | None = None) -> None:
     assert variant.worker is not None and variant.reference is not None
     variant.examples += 1
     reproduce = reproduce or reproduce_command(nodeid, dims, seed)
     try:
         check_relations(variant.reference, dims, "dims")  # hand-picked or replayed dims (draws always satisfy them)
-        spec = variant.bind_spec(dims, seed)
+        spec = variant.bind_spec(dims, seed, input_set)
     except CaseError as exc:  # broken relations, a derived shape or domain that does not exist at these dims
         variant.last_failure = {"dims": dict(dims), "seed": seed, "message": str(exc), "reproduce": reproduce}
         variant.record.error = {"kind": "case error", "message": str(exc)}
@@ -337,7 +390,8 @@ def _checked_call(variant: Variant, dims: Mapping[str, Any], seed: int, nodeid: 
         variant.record.error = {"kind": "case error", "message": str(exc)}
         raise
     if mismatches or snapshot.problems:
-        lines = [f"{variant.label} is wrong for dims={json.dumps(dict(dims))} seed={seed}:"]
+        drawn = f" input set {input_set!r}" if input_set is not None else ""
+        lines = [f"{variant.label} is wrong for dims={json.dumps(dict(dims))} seed={seed}{drawn}:"]
         lines += [f"  kernel {p}" for p in snapshot.problems]
         lines += [m.describe() for m in mismatches]
         lines += [hint for m in mismatches if (hint := read_before_write_hint(m, variant.reference.inputs))]
@@ -381,16 +435,18 @@ def output_mismatches(variant: Variant, snapshot: Snapshot, dims: Mapping[str, A
     found = []
     for name, kernel_out in snapshot.outputs.items():
         dtype = snapshot.dtypes[name]
-        atol, rtol = tolerances(dtype, declared_atol, declared_rtol)
+        arithmetic = variant.reference.arithmetic(dtype)
+        atol, rtol = tolerances(dtype, declared_atol, declared_rtol, arithmetic)
         bound, rule = None, ""
         length = variant.reference.reduction_length(dims)
         if length is not None and is_float(dtype):
             rtol = variant.reference.scaled_rtol(rtol, dims)
             if variant.reference.uses_magnitude_bound(dtype):
                 magnitudes = magnitudes or reference_outputs(variant, snapshot, dims, shapes, absolute=True)
-                bound = reduction_bound(length, dtype, np.abs(magnitudes[name]))
-                rule = (f"{REDUCTION_BOUND_FACTOR:g}*sqrt({length})*{ROUNDING_UNIT[dtype]:.3g}*|reference on "
-                        f"|inputs||  (float reduction of length {variant.reference.reduction} = {length})")
+                bound = reduction_bound(length, arithmetic, np.abs(magnitudes[name]), expected[name])
+                rule = (f"{REDUCTION_BOUND_FACTOR:g}*{ROUNDING_UNIT[arithmetic]:.3g}*(|reference on |inputs|| + "
+                        f"sqrt({length})*|reference|)  (float reduction of length {variant.reference.reduction} = "
+                        f"{length}, {arithmetic} arithmetic)")
         # compare() converts chunk by chunk to float64, which is what decoding does for every storage type but
         # bfloat16's: no whole-output float64 copy (256 MB for 32M elements) for the others
         values = kernel_out if dtype != "bfloat16" else decode_all({name: kernel_out}, snapshot.dtypes)[name]

@@ -168,7 +168,7 @@ class WorkerState:
 
     def binding(self, spec: BindSpec) -> Binding:
         assert self.kernel is not None and self.runtime is not None, "the kernel is loaded first"
-        key = (tuple(sorted(spec.dims.items())), spec.seed)
+        key = (tuple(sorted(spec.dims.items())), spec.seed, tuple(sorted(spec.domains.items())))  # domains: input sets
         if key in self.bindings:
             self.bindings[key] = self.bindings.pop(key)  # the most recently used last
             return self.bindings[key]

@@ -161,14 +161,17 @@ class TritonToolchain(Toolchain):
             contract = replace(contract, variant=variant.name, options=dict(variant.options), env=dict(variant.env))
         settings = json.dumps({"variant": contract.variant, "options": contract.options, "env": contract.env},
                               sort_keys=True, default=str)
-        key = cache.key(real, self.name, self.identity(), None, (f"contract:{inputs}", "contract-v2", settings))
+        key = cache.key(real, self.name, self.identity(), None, (f"contract:{inputs}", "contract-v3", settings))
         path, made = cached_entry(cache, key, CONTRACT_FILE, lambda staging: contract.write(staging / CONTRACT_FILE))
         log = f"outputs: {', '.join(contract.outputs)} ({contract.outputs_source})"
-        artifact = Artifact(self.name, real, path, None, "", log, key, not made, time.perf_counter() - started)
+        binding = contract.binding
+        artifact = Artifact(self.name, real, path, None, "", log, key, not made, time.perf_counter() - started,
+                            details={"binding": binding.to_json()} if binding is not None else {})
         if variant is None:
             return artifact
         probe = self.probe(artifact)
-        details = {"variant": variant.to_json(), "env": recorded_env(variant.env), "tunables": list(contract.tunables),
+        details = {**artifact.details, "variant": variant.to_json(), "env": recorded_env(variant.env),
+                   "tunables": list(contract.tunables),
                    "probe": probe}
         if probe["outcome"] == "rejected":
             raise BranchUnavailable(f"variant {variant.name!r} of {real} is unavailable on {probe['target']}: the "
@@ -258,7 +261,7 @@ class TritonLoaded:
     def bind(self, spec: BindSpec, runtime: Runtime) -> TritonBinding:
         shapes = dict(spec.shapes) or self.contract.shapes_at(spec.dims)
         params = self.contract.params(spec.dims)
-        call = LauncherCall(self.launcher, params, shapes, self.contract.options)
+        call = LauncherCall(self.launcher, params, shapes, self.contract.options, self.contract.launcher_names)
         return TritonBinding(CAbiBinding(params, replace(spec, shapes=shapes), runtime, call), shapes)
 
 
@@ -267,15 +270,16 @@ class LauncherCall:
     storage (a `DeviceBuffer`), passed as a typed, shaped view of its first `count` elements."""
 
     def __init__(self, launcher: Callable[..., Any], params: Sequence[Param], shapes: dict[str, tuple[int, ...]],
-                 options: Mapping[str, Any] | None = None) -> None:
+                 options: Mapping[str, Any] | None = None, launcher_names: Mapping[str, str] | None = None) -> None:
         self.launcher = launcher
         self.params = tuple(params)
+        self.launcher_names = dict(launcher_names or {})  # bound by position: the case's name -> the launcher's
         self.shapes = shapes
         self.options = dict(options or {})  # a variant's tunables (BLOCK, num_warps, hint switches)
         self._views: dict[int, Any] = {}
 
     def __call__(self, *args: Any) -> None:
-        kwargs = {param.name: self._view(param, arg) if param.pointer else arg
+        kwargs = {self.launcher_names.get(param.name, param.name): self._view(param, arg) if param.pointer else arg
                   for param, arg in zip(self.params, args, strict=True)}
         self.launcher(**kwargs, **self.options)
 

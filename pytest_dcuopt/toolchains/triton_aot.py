@@ -123,12 +123,12 @@ def _arguments(contract: TritonContract, torch: Any) -> dict[str, Any]:
     arguments: dict[str, Any] = {}
     for param in contract.params(dims):
         if not param.pointer:
-            arguments[param.name] = dims[param.name]
+            arguments[contract.call_name(param.name)] = dims[param.name]
             continue
         dtype = getattr(torch, param.dtype)
         count = numel(shapes[param.name])
         storage = torch.empty(count + guard_elements(count, torch.empty((), dtype=dtype).element_size()), dtype=dtype)
-        arguments[param.name] = storage[:count].view(shapes[param.name])
+        arguments[contract.call_name(param.name)] = storage[:count].view(shapes[param.name])
     return arguments
 
 

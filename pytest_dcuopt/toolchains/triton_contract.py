@@ -11,6 +11,10 @@ without importing the branch (no triton import in the pytest process):
   (value domains; an output listed there is in/out), `dtypes` (buffer dtypes, default float32),
   and dims.json (+ dims.triton.json): every other launcher parameter must be a dim (a scalar).
 
+A launcher whose names are not the case's (`solve(x, y, out, n)` for a reference's `A, B, C, N`) is bound by
+position, as a C ABI `solve` is (case/signature.py): the contract then speaks the reference's names and keeps the
+launcher's own in `launcher_names`, which the call uses.
+
 The contract is derived once at build time and stored beside the build as JSON; the worker binds
 buffers from it (`params` gives the same `Param`s the C ABI parser gives, so `binding.CAbiBinding`
 places the poison, guards and integrity checks exactly as for a C ABI kernel).
@@ -30,7 +34,8 @@ from ..case.buffers import resolve_shapes
 from ..case.cabi import Param
 from ..case.model import load_dims, load_toolchain_dims
 from ..case.reference import import_ref_module, load_reference
-from ..errors import CaseError
+from ..case.signature import ParameterBinding, bind_launcher
+from ..errors import CaseError, SignatureError
 
 LAUNCHER = "solve"
 TRITON_SUFFIX = ".triton.py"
@@ -45,7 +50,7 @@ class TritonContract:
 
     source: str
     ref_path: str
-    launcher: tuple[str, ...]  # solve's parameter names, in order
+    launcher: tuple[str, ...]  # solve's parameters, in order, by the case's names (the reference's)
     buffers: dict[str, str]  # buffer name -> dtype
     outputs: tuple[str, ...]
     outputs_source: str  # "ref.py outputs" or how they were derived
@@ -54,6 +59,20 @@ class TritonContract:
     variant: str | None = None  # the declared variant this build runs (None: the bare branch, solve's defaults)
     options: dict[str, Any] = field(default_factory=dict)  # keyword arguments the variant passes to solve
     env: dict[str, str] = field(default_factory=dict)  # environment the variant sets before anything compiles
+    # Bound by position: the case's name -> the launcher's own name of that parameter (empty: bound by name).
+    launcher_names: dict[str, str] = field(default_factory=dict)
+
+    def call_name(self, name: str) -> str:
+        """The launcher's keyword for the case's parameter `name`."""
+        return self.launcher_names.get(name, name)
+
+    @property
+    def binding(self) -> ParameterBinding | None:
+        """How the launcher was bound when it was by position (what the record says), else None."""
+        if not self.launcher_names:
+            return None
+        mapping = {self.call_name(name): name for name in self.launcher}
+        return ParameterBinding(self.params(self.default_dims), "position", mapping)
 
     def params(self, dims: Mapping[str, Any]) -> tuple[Param, ...]:
         """The launcher's parameters as `Param`s: buffers are pointers (const unless an output), the rest dims."""
@@ -84,6 +103,7 @@ class TritonContract:
         values["launcher"] = tuple(values["launcher"])
         values["outputs"] = tuple(values["outputs"])
         values["tunables"] = tuple(values.get("tunables", ()))
+        values["launcher_names"] = dict(values.get("launcher_names", {}))
         return cls(**values)
 
     def write(self, path: Path) -> None:
@@ -164,16 +184,42 @@ def derive_contract(source: Path, toolchain: str = "triton") -> TritonContract:
     names, defaults = launcher_parameters(source), launcher_defaults(source)
     tunables = tuple(n for n in names if n in defaults and n not in shapes and n not in dims)
     launcher = tuple(n for n in names if n not in tunables)
+    launcher_names: dict[str, str] = {}
+    unknown = [name for name in launcher if name not in shapes and name not in dims]
+    if unknown:
+        launcher_names = _bound_by_position(launcher, unknown, module, shapes, dims, ref_path, source)
+        launcher = tuple(launcher_names)
+        launcher_names = {name: own for name, own in launcher_names.items() if name != own}
     buffers = {name: _dtype(module, name, ref_path) for name in launcher if name in shapes}
     declared_inputs = getattr(module, "inputs", None) or {}
-    for name in launcher:
-        if name not in shapes and name not in dims:
-            raise CaseError(f"{source}: `{LAUNCHER}` parameter {name!r} is neither a buffer in ref.py `shapes` "
-                            f"({sorted(shapes)}) nor a dim in dims.json ({sorted(dims)}); rename it, declare it, "
-                            f"or give it a default (`{name}=...`) to make it a tunable that variants set.")
     outputs, outputs_source = _outputs(module, buffers, declared_inputs, ref_path, source)
     return TritonContract(str(source), str(ref_path), launcher, buffers, outputs, outputs_source, dict(dims),
-                          tunables)
+                          tunables, launcher_names=launcher_names)
+
+
+def _bound_by_position(launcher: Sequence[str], unknown: Sequence[str], module: Any, shapes: Mapping[str, Any],
+                       dims: Mapping[str, Any], ref_path: Path, source: Path) -> dict[str, str]:
+    """The case's name -> the launcher's name of every launcher parameter, bound by position to the reference's
+    parameters (as a C ABI solve is); CaseError listing both signatures when count or names disagree."""
+    first = unknown[0]
+    not_declared = (f"{source}: `{LAUNCHER}` parameter {first!r} is neither a buffer in ref.py `shapes` "
+                    f"({sorted(shapes)}) nor a dim in dims.json ({sorted(dims)})")
+    reference = getattr(module, "reference", None)
+    if not callable(reference):
+        raise CaseError(f"{not_declared}, and ref.py has no `reference` to bind it by position to; rename it, declare "
+                        f"it, or give it a default (`{first}=...`) to make it a tunable that variants set.")
+    initial = getattr(module, "initial", None)
+    try:
+        binding = bind_launcher(launcher, reference, dims, list(initial) if isinstance(initial, dict) else [],
+                                str(source))
+    except SignatureError as exc:
+        raise CaseError(f"{not_declared}, so the launcher was bound by position, which does not fit either "
+                        f"({exc}). Or give it a default (`{first}=...`) to make it a tunable that variants set.") \
+            from None
+    if binding.by != "position":  # every launcher name is a reference parameter that is neither shape nor dim
+        raise CaseError(f"{not_declared}; rename it, declare it, or give it a default (`{first}=...`) to make it a "
+                        "tunable that variants set.")
+    return {binding.mapping[own]: own for own in launcher}
 
 
 def _dtype(module: Any, name: str, ref_path: Path) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import shutil
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -112,3 +113,49 @@ def test_derived_shapes_related_dims_and_long_reductions(run_plugin, pytester: p
     assert matmul["baseline"]["correct"] is True and matmul["split_k_partials"]["correct"] is True
     assert {"M": 64, "N": 64, "K": 4096} in matmul["baseline"]["examples_run"]
     assert "float reduction of length K" in failure_text(matmul["drops_last_k"])
+
+
+def test_a_float32_case_refuses_tf32_inputs_and_a_case_that_accepts_tf32_takes_them(
+        run_plugin, pytester: pytest.Pytester, tmp_path: Path) -> None:
+    accepting = tmp_path / "contract_matmul_tf32"
+    shutil.copytree(CASES / "contract_matmul_precision", accepting)
+    with (accepting / "ref.py").open("a") as ref:
+        ref.write('\nprecision = "tf32"\n')
+    result = run_plugin(CASES / "contract_matmul_precision", accepting,
+                        args=("-k", "correctness", "--dcuopt-examples=4", *CPU))
+    strict, lenient = records(pytester, "contract_matmul_precision"), records(pytester, "contract_matmul_tf32")
+    for branch in ("baseline", "blocked_pairwise", "openmp_reduction"):  # other float32 summation orders
+        assert strict[branch]["correct"] is True, failure_text(strict[branch])
+        assert lenient[branch]["correct"] is True, failure_text(lenient[branch])
+    assert strict["tf32_inputs"]["correct"] is False
+    assert "float32 arithmetic" in failure_text(strict["tf32_inputs"])
+    assert lenient["tf32_inputs"]["correct"] is True, failure_text(lenient["tf32_inputs"])
+    result.assert_outcomes(passed=7, failed=1, deselected=8)
+
+
+def test_float_scalars_are_drawn_so_a_swapped_or_dropped_one_fails(run_plugin, pytester: pytest.Pytester) -> None:
+    result = run_plugin(CASES / "contract_scalars", args=("-k", "correctness", "--dcuopt-examples=6", *CPU))
+    scalars = records(pytester, "contract_scalars")
+    assert scalars["baseline"]["correct"] is True, failure_text(scalars["baseline"])
+    assert any(dims["alpha"] != dims["beta"] for dims in scalars["baseline"]["examples_run"])
+    for wrong in ("swaps_alpha_beta", "drops_beta", "drops_eps"):
+        assert scalars[wrong]["correct"] is False, wrong
+    swapped = scalars["swaps_alpha_beta"]["failure"]
+    assert swapped["dims"]["alpha"] != swapped["dims"]["beta"]
+    assert "--dcuopt-dims=" in swapped["reproduce"] and '"alpha":' in swapped["reproduce"]
+    result.assert_outcomes(passed=1, failed=3, deselected=4)
+
+
+def test_every_declared_input_set_is_checked_and_recorded(run_plugin, pytester: pytest.Pytester) -> None:
+    result = run_plugin(CASES / "contract_input_sets", args=("-k", "correctness", "--dcuopt-examples=12", *CPU))
+    sets = records(pytester, "contract_input_sets")
+    baseline = sets["baseline"]
+    assert baseline["correct"] is True, failure_text(baseline)
+    checked = baseline["observations"]["input_sets"]
+    assert set(checked) == {"default", "large_logits", "masked"} and all(calls >= 1 for calls in checked.values())
+    cheat = sets["no_max_subtraction"]
+    assert cheat["correct"] is False
+    assert cheat["failure"]["input_set"] == "large_logits"
+    assert "input set 'large_logits'" in cheat["failure"]["message"]
+    assert "'--dcuopt-input-set=large_logits'" in cheat["failure"]["reproduce"]
+    result.assert_outcomes(passed=1, failed=1, deselected=2)

@@ -42,6 +42,7 @@ pytestmark = pytest.mark.skipif(bool(_MISSING), reason=f"{' and '.join(_MISSING)
 
 CASE = CASES / "triton_vector_add"
 HINTS = CASES / "triton_hints"
+POSITIONAL = CASES / "contract_triton_positional"
 MATMUL_DOT = KERNELS / "matmul" / "branches" / "triton_dot" / "kernel.triton.py"
 WIDE = {"require": {r"\bbuffer_load_dwordx4\b": 2, r"\bbuffer_store_dwordx4\b": 1}, "family": "amdgcn"}
 
@@ -79,6 +80,20 @@ def test_a_launcher_parameter_nobody_declares_is_refused(tmp_path: Path) -> None
     source.write_text("def solve(x, y, N):\n    pass\n")
     with pytest.raises(CaseError, match=r"`outputs` names \['z'\], which are not buffers"):
         derive_contract(source)
+
+
+def test_a_launcher_with_other_names_is_bound_by_position_like_a_c_abi_kernel() -> None:
+    contract = derive_contract(POSITIONAL / "kernel.triton.py")
+    assert contract.launcher == ("A", "B", "C", "N") and contract.tunables == ("BLOCK",)
+    assert contract.launcher_names == {"A": "a", "B": "b", "C": "c", "N": "n"}
+    assert contract.outputs == ("C",) and contract.shapes_at({"N": 5}) == {"A": (5,), "B": (5,), "C": (5,)}
+    assert contract.binding is not None
+    assert contract.binding.to_json() == {"by": "position", "map": {"a": "A", "b": "B", "c": "C", "n": "N"}}
+    assert derive_contract(CASE / "kernel.triton.py").binding is None  # the case's own names: by name
+    with pytest.raises(CaseError) as refused:
+        derive_contract(POSITIONAL / "branches" / "one_short" / "kernel.triton.py")
+    assert "kernel:    solve(a, b, c)" in str(refused.value)
+    assert "reference: reference(A: buffer, B: buffer, C: buffer, N: int dim)" in str(refused.value)
 
 
 # ----- variants: declared in the branch, read with ast --------------------------------------------
@@ -267,6 +282,20 @@ def test_interpreter_correctness_guard_zones_and_labelled_timing(run_plugin, pyt
     if device["triton_mode"] == "interpreter":
         assert timing["representative"] is False and "Triton interpreter" in timing["timer"]
         assert "NOT representative" in timing["note"]
+
+
+def test_a_launcher_bound_by_position_runs_is_warned_about_and_recorded(run_plugin,
+                                                                         pytester: pytest.Pytester) -> None:
+    result = run_plugin(POSITIONAL, args=("--dcuopt-toolchain=triton", "-k", "correctness", "--dcuopt-examples=3"))
+    result.assert_outcomes(passed=1, failed=2, deselected=3)
+    records = triton_branches(state_of(pytester), "contract_triton_positional")
+    assert records["baseline"]["correct"] is True
+    assert records["baseline"]["observations"]["binding"] == {"by": "position",
+                                                              "map": {"a": "A", "b": "B", "c": "C", "n": "N"}}
+    assert records["drops_tail"]["correct"] is False  # bound the same way, and still judged
+    assert records["drops_tail"]["observations"]["binding"]["by"] == "position"
+    assert "kernel:    solve(a, b, c)" in records["one_short"]["error"]["message"]
+    assert result.stdout.str().count("PositionalBindingWarning") == 2
 
 
 def test_an_isa_mark_judges_the_aot_build_in_a_run(run_plugin, pytester: pytest.Pytester) -> None:
