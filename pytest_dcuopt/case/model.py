@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import CaseError
-from .sizes import MAX_DIM, BenchSize, CaseSizes, read_bench_sizes
+from .sizes import MAX_DIM, MIN_DIM, BenchSize, CaseSizes, read_bench_sizes
 
 KERNEL_STEM = "kernel"
 
@@ -256,7 +256,7 @@ def _check_dims(dims: Any, path: Path) -> None:
             kind = "not a finite number" if not_finite else f"not a number (it is a {type(value).__name__})"
             raise CaseError(f"{path}: dim {key!r} = {_short(value)} is {kind}; dims are integers (or floats for "
                             f"scalar parameters), e.g. {{{json.dumps(key)}: 1024}}.")
-        if isinstance(value, int) and abs(value) > MAX_DIM:
+        if isinstance(value, int) and not MIN_DIM <= value <= MAX_DIM:
             raise CaseError(f"{path}: dim {key!r} = {value} does not fit a 64-bit integer; no buffer or C scalar can "
                             "hold it. Give the size you mean to test, e.g. 1048576.")
 

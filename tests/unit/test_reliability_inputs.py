@@ -170,6 +170,10 @@ BAD_INPUTS: list[tuple[str, dict[str, str | bytes], str]] = [
     ("solve with a non-UTF-8 byte in a name",
      {"kernel": b'extern "C" void solve(const float* x\xff, float* y, int N) {}'},
      r"cannot find the type and name of parameter 1"),
+    ("solve with an unnamed parameter", {"kernel": 'extern "C" void solve(const float*, float* y, int N) {}\n'},
+     r"parameter 1 `const float\*` has no name.*name every parameter"),
+    ("dims.json beyond uint64", {"dims": '{"N": 100, "mask": 18446744073709551616}'},
+     r"dim 'mask' = 18446744073709551616 does not fit a 64-bit integer"),
     ("kernel file of binary garbage", {"kernel": bytes(range(256)) * 4}, r"no `solve\(` entry point found"),
 ]
 
@@ -188,6 +192,11 @@ HANDLED: list[tuple[str, dict[str, str | bytes]]] = [
     ("a non-UTF-8 comment in ref.py", {"ref": REF + "# caf\xe9\n"}),
     ("dims.json with a float scalar", {"dims": '{"N": 100, "alpha": 0.5}'}),
     ("dims.json with a whole float for an int", {"dims": '{"N": 100.0}'}),
+    ("a prototype with unnamed parameters before the definition",
+     {"kernel": 'extern "C" void solve(const float*, float*, int);\n' + KERNEL}),
+    ("a C++ overload in a namespace before the extern C solve",
+     {"kernel": "namespace impl { void solve(const double* a, int n) {} }\n" + KERNEL}),
+    ("extern C block around solve", {"kernel": 'extern "C" {\n' + KERNEL.replace('extern "C" ', "") + "}\n"}),
 ]
 
 
@@ -195,6 +204,20 @@ HANDLED: list[tuple[str, dict[str, str | bytes]]] = [
 def test_inputs_that_are_fine_stay_fine(tmp_path: Path, files: dict[str, str | bytes]) -> None:
     root = write_case(tmp_path / "case", **files)  # type: ignore[arg-type]
     assert read_as_the_build_does(root) == {"x": (100,), "y": (100,)}
+
+
+@pytest.mark.parametrize(("c_type", "message"), [("uint64_t", None), ("unsigned long long", None),
+                                                 ("int64_t", r"does not fit `int64_t mask` \(int64: ")])
+def test_a_64_bit_scalar_at_its_type_limit(tmp_path: Path, c_type: str, message: str | None) -> None:
+    """2**64 - 1 is a uint64_t's greatest value (an all-ones mask): refused only where the parameter cannot hold it."""
+    ref = ref_with(old="def reference(x, y, N)", new="def reference(x, y, N, mask)")
+    kernel = KERNEL.replace("int N)", f"int N, {c_type} mask)")
+    root = write_case(tmp_path / "case", ref=ref, dims='{"N": 100, "mask": 18446744073709551615}', kernel=kernel)
+    if message is None:
+        assert read_as_the_build_does(root) == {"x": (100,), "y": (100,)}
+        return
+    with pytest.raises(CaseError, match=message):
+        read_as_the_build_does(root)
 
 
 # ----- branch folders -----------------------------------------------------------------------------------------------
