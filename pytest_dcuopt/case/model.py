@@ -145,6 +145,23 @@ def load_case(directory: Path) -> KernelCase:
     return case
 
 
+def link_loop(path: Path) -> str | None:
+    """Why the folder symlink `path` cannot be walked: it points at a folder that holds it (`loop -> .`,
+    `up -> ../..`), so every walk of it (pytest's, ours) would descend without end; None for any other path."""
+    if not path.is_symlink():
+        return None
+    try:
+        target = path.resolve(strict=True)
+    except (OSError, RuntimeError) as exc:  # a link that names itself: ELOOP
+        return (f"{path} is a symlink to {os.readlink(path)}, which cannot be followed ({type(exc).__name__}: "
+                f"{exc}). Remove the link.")
+    if not target.is_dir() or not path.parent.resolve().is_relative_to(target):
+        return None
+    return (f"{path} is a symlink to {os.readlink(path)} ({target}), a folder that holds the link itself, so walking "
+            "it would never end; it was not walked. A branch is branches/<name>/kernel.<ext>: remove the link, or "
+            "link to a branch folder elsewhere.")
+
+
 def find_branches(directory: Path) -> tuple[list[Branch], dict[str, str]]:
     """The case's kernel sources (baseline and branches/<name>/) without reading anything else, and what is wrong
     with the branch folders that yield none (branch name -> message)."""
@@ -153,6 +170,10 @@ def find_branches(directory: Path) -> tuple[list[Branch], dict[str, str]]:
     branch_root = directory / "branches"
     if branch_root.is_dir():
         for sub in sorted(p for p in branch_root.iterdir() if p.is_dir()):
+            loop = link_loop(sub)
+            if loop is not None:
+                problems[sub.name] = loop
+                continue
             branches += [Branch(sub.name, path) for path in _kernel_files(sub)]
             problem = _branch_problem(sub)
             if problem is not None:

@@ -232,6 +232,10 @@ LAYOUTS: list[tuple[str, LayoutMaker, str, str]] = [
      r"kernel.cpp is a folder, not a source file"),
     ("a dangling kernel symlink", lambda b: ((b / "gone").mkdir(), (b / "gone" / "kernel.cpp").symlink_to("/no/k.cpp")),
      "gone", r"kernel.cpp is a symlink to /no/k.cpp, which does not exist"),
+    ("a branch link to its own folder", lambda b: (b / "loop").symlink_to("."), "loop",
+     r"branches/loop is a symlink to \. \(.*/branches\), a folder that holds the link itself.*remove the link"),
+    ("a branch link to the cases folder", lambda b: (b / "up").symlink_to("../.."), "up",
+     r"branches/up is a symlink to \.\./\.\. .*a folder that holds the link itself"),
 ]
 
 
