@@ -356,3 +356,51 @@ def test_a_reference_that_returns_its_result_instead_of_writing_it_is_named(tmp_
                         {"x": "float32", "y": "float32", "N": "int32"}, [])
     with pytest.raises(CaseError, match=r"returned a value \(Tensor\) and wrote nothing into its outputs \['y'\]"):
         reference_outputs(variant, snapshot, {"N": 4}, {"x": (4,), "y": (4,)})
+
+
+# ----- what the reference writes -------------------------------------------------------------------------------------
+def variant_for(root: Path) -> Variant:
+    case = load_case(root).for_toolchain("cpu")
+    baseline = case.branches[0]
+    variant = Variant(case, make_toolchain("cpu"), baseline, BranchRecord(case.name, "cpu", "baseline",
+                                                                         str(baseline.source)))
+    variant.reference = load_reference(root / "ref.py", case.dims)
+    variant.params = parse_solve_signature(KERNEL)
+    return variant
+
+
+def snapshot_of(x: np.ndarray, y: np.ndarray) -> Snapshot:
+    return Snapshot({"x": x, "N": np.asarray(x.size)}, {"y": y}, {"x": "float32", "y": "float32", "N": "int32"}, [])
+
+
+def test_a_reference_that_rebinds_its_output_is_named(tmp_path: Path) -> None:
+    """`y = 2 * x` leaves the harness's `y` as given: before, the correct kernel was blamed (reference=0.0) and a
+    kernel writing zeros passed."""
+    root = write_case(tmp_path / "case", ref=REF.replace("    y.copy_(2 * x)", "    y = 2 * x"))
+    x = np.arange(1, 5, dtype=np.float32)
+    with pytest.raises(CaseError, match=r"reference wrote nothing to `y`: .*write in place \(`y.copy_\(...\)` or "
+                                        r"`y\[:\] = ...`\)"):
+        reference_outputs(variant_for(root), snapshot_of(x, np.full(4, np.nan, np.float32)), {"N": 4},
+                          {"x": (4,), "y": (4,)})
+
+
+@pytest.mark.parametrize("body", ["    y.zero_()", "    y.copy_(0 * x)", "    y[:2] = x[:2] * 0",
+                                  "    if False:\n        y.copy_(x)\n    y.mul_(0)"])
+def test_a_reference_whose_result_is_zeros_is_taken_as_written(tmp_path: Path, body: str) -> None:
+    """Zeros written (or a result that is zero everywhere) are a result: no false alarm, and the zeros are
+    what the kernel is compared with."""
+    root = write_case(tmp_path / "case", ref=REF.replace("    y.copy_(2 * x)", body))
+    x = np.arange(1, 5, dtype=np.float32)
+    found = reference_outputs(variant_for(root), snapshot_of(x, np.full(4, np.nan, np.float32)), {"N": 4},
+                              {"x": (4,), "y": (4,)})
+    assert found["y"].tolist() == [0.0, 0.0, 0.0, 0.0]
+
+
+def test_an_in_out_buffer_the_reference_leaves_unchanged_is_not_an_alarm(tmp_path: Path) -> None:
+    """An in/out buffer (declared in `inputs`) starts from its values: leaving it as it is can be the result."""
+    ref = REF.replace("    y.copy_(2 * x)", "    pass") + 'inputs = {"y": ("uniform", 0.0, 0.0)}\n'
+    root = write_case(tmp_path / "case", ref=ref)
+    x, y = np.arange(1, 5, dtype=np.float32), np.zeros(4, np.float32)
+    snapshot = Snapshot({"x": x, "y": y, "N": np.asarray(4)}, {"y": y.copy()},
+                        {"x": "float32", "y": "float32", "N": "int32"}, [])
+    assert reference_outputs(variant_for(root), snapshot, {"N": 4}, {"x": (4,), "y": (4,)})["y"].tolist() == [0] * 4
