@@ -283,13 +283,16 @@ def _abort_hint(log: str) -> str:
 
 def _killed_hint(log: str) -> str:
     found = re.findall(rf"{re.escape(END_NOTE)} .*peak memory \(max RSS\) was (\d+) MiB", log)
+    if not found:  # the supervisor notes every abnormal end of its worker: it was killed itself
+        return ("the worker's supervisor was killed too (it left no note): most likely a kernel that signalled its "
+                "parent (a kernel's getppid() is the supervisor), else the out-of-memory killer or someone outside "
+                "the harness")
     total = memory_bytes()
     machine = f" of this machine's {total / 2**30:.1f} GiB" if total else ""
-    peak = (f"the worker had used up to {found[-1]} MiB{machine} at its peak" if found else
-            "its peak memory is unknown (the supervisor left no note)")
-    return (f"SIGKILL comes from the out-of-memory killer ({peak}: if that is near the memory this machine or its "
-            "container allows, lower the sizes in dims.json and `dim_ranges`, or the workspace the kernel allocates), "
-            "from a kernel that signalled itself or its parent, or from someone outside the harness")
+    return (f"SIGKILL comes from the out-of-memory killer (the worker had used up to {found[-1]} MiB{machine} at its "
+            "peak: if that is near the memory this machine or its container allows, lower the sizes in dims.json and "
+            "`dim_ranges`, or the workspace the kernel allocates), from a kernel that signalled itself, or from "
+            "someone outside the harness")
 
 
 def log_excerpt(log: str, lines: int = 15) -> str:

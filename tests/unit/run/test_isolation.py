@@ -34,8 +34,8 @@ def test_each_end_gets_its_own_cause() -> None:
     assert sum("null pointer" in hint for hint in hints.values()) == 1
 
 
-def test_a_sigkill_without_the_supervisors_note_says_the_peak_is_unknown() -> None:
-    assert "its peak memory is unknown" in crash_hint(-signal.SIGKILL, "")
+def test_a_sigkill_without_the_supervisors_note_names_a_kernel_that_signalled_its_parent() -> None:
+    assert "a kernel that signalled its parent" in crash_hint(-signal.SIGKILL, "")
 
 
 def test_the_excerpt_keeps_the_lines_before_the_dump_and_the_supervisors_note() -> None:
