@@ -404,3 +404,16 @@ def test_an_in_out_buffer_the_reference_leaves_unchanged_is_not_an_alarm(tmp_pat
     snapshot = Snapshot({"x": x, "y": y, "N": np.asarray(4)}, {"y": y.copy()},
                         {"x": "float32", "y": "float32", "N": "int32"}, [])
     assert reference_outputs(variant_for(root), snapshot, {"N": 4}, {"x": (4,), "y": (4,)})["y"].tolist() == [0] * 4
+
+
+def test_zeros_under_an_empty_mask_are_a_result_once_the_reference_was_seen_writing(tmp_path: Path) -> None:
+    """`y[x > 2] = x[x > 2]` into the zeros it is given: where no x exceeds 2 it writes nothing, and that is its
+    result, since it wrote `y` at other inputs."""
+    root = write_case(tmp_path / "case", ref=REF.replace("    y.copy_(2 * x)", "    y[x > 2] = x[x > 2]"))
+    variant = variant_for(root)
+    shapes = {"x": (4,), "y": (4,)}
+    wrote = reference_outputs(variant, snapshot_of(np.arange(1, 5, dtype=np.float32), np.zeros(4, np.float32)),
+                              {"N": 4}, shapes)
+    assert wrote["y"].tolist() == [0, 0, 3, 4]
+    empty = reference_outputs(variant, snapshot_of(np.ones(4, np.float32), np.zeros(4, np.float32)), {"N": 4}, shapes)
+    assert empty["y"].tolist() == [0, 0, 0, 0]
