@@ -665,19 +665,28 @@ def _note_placement(variant: Variant, where: reference_device.Placement, nbytes:
 def _call(variant: Variant, kwargs: dict[str, Any], dims: Mapping[str, Any]) -> Any:
     assert variant.reference is not None
     limit = variant.worker.timeout_s if variant.worker is not None else None
+    overtime_key = (case_key(variant), repr(sorted(dims.items())))
+    if overtime_key in _OVERTIME:  # every branch of the case would wait the whole timeout again
+        raise CaseError(_OVERTIME[overtime_key] + " (It was not run again at these dims.)")
     try:
         with reference_deadline(limit, variant.record.observations):
             return variant.reference.function(**kwargs)
     except ReferenceOvertime:
-        raise CaseError(f"{variant.reference.path}: reference(**kwargs) did not return within {limit:g} s "
-                        f"(--dcuopt-timeout) at dims {dict(dims)}; it was interrupted, and the branch is not judged. "
-                        "Look for a loop that never ends or a wait in the reference; make it faster (whole-tensor "
-                        "torch operations, not Python loops over elements), lower the sizes, or raise "
-                        "--dcuopt-timeout if it is just slow.") from None
+        message = (f"{variant.reference.path}: reference(**kwargs) did not return within {limit:g} s "
+                   f"(--dcuopt-timeout) at dims {dict(dims)}; it was interrupted, and the branch is not judged. Look "
+                   "for a loop that never ends or a wait in the reference; make it faster (whole-tensor torch "
+                   "operations, not Python loops over elements), lower the sizes, or raise --dcuopt-timeout if it is "
+                   "just slow.")
+        _OVERTIME[overtime_key] = message
+        raise CaseError(message) from None
     except Exception as exc:
         raise CaseError(f"{variant.reference.path}: reference(**kwargs) raised {type(exc).__name__}: {exc} "
                         f"(kwargs: {sorted(kwargs)}, dims {dict(dims)}). It must accept the kernel's parameter "
                         "names and write outputs in place.") from exc
+
+
+# (case_key, dims) -> the message, for references that outlived the timeout in this process.
+_OVERTIME: dict[tuple[str, str], str] = {}
 
 
 class ReferenceOvertime(BaseException):
