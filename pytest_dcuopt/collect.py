@@ -20,7 +20,7 @@ import pytest
 
 from .bench.clock import SampleClock
 from .case.marks import read_case_marks
-from .case.model import Branch, KernelCase, find_branches, is_case_dir, is_seed_run_dir, load_case
+from .case.model import Branch, KernelCase, find_branches, is_case_dir, is_seed_run_dir, link_loop, load_case
 from .case.sizes import BenchSize, select_sizes
 from .errors import CaseError
 from .options import TOOLCHAIN_OPTION
@@ -46,6 +46,14 @@ def wants(file_path: Path) -> bool:
     if file_path.name == "ref.py":
         return is_case_dir(file_path.parent)
     return file_path.name == "state.json" and is_seed_run_dir(file_path.parent)
+
+
+def ignores(collection_path: Path) -> bool:
+    """A symlink in a case's `branches/` that loops back to a folder holding it: pytest's own walk would descend it
+    without end. The case's `test_case_layout[<name>]` names it (`model.link_loop`)."""
+    parent = collection_path.parent
+    return (parent.name == "branches" and is_case_dir(parent.parent)
+            and link_loop(collection_path) is not None)
 
 
 class KernelCaseModule(pytest.Module):

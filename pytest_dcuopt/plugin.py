@@ -112,6 +112,12 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
     return None
 
 
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    from .collect import ignores
+
+    return True if ignores(collection_path) else None
+
+
 @pytest.fixture(scope="session")
 def dcuopt_session(request: pytest.FixtureRequest) -> DcuOptSession:
     """The run's DcuOptSession: builds branches, checks them, times them, records results."""

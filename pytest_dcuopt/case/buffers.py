@@ -32,12 +32,19 @@ def is_float(dtype: str) -> bool:
     return dtype in FLOAT_DTYPES
 
 
+# The float poison's bits: quiet NaNs with a payload no arithmetic produces (a NaN computed by a CPU or a GPU has
+# none), so an element that still holds them was never written even where the reference is NaN too.
+POISON_BITS: dict[str, int] = {"bfloat16": 0x7FC1, "float16": 0x7E0D, "float32": 0x7FC00D0F,
+                               "float64": 0x7FF8000000000D0F}
+
+
 def poison_value(dtype: str) -> Any:
-    """NaN for floats, an unlikely sentinel for integers: unwritten elements then fail the comparison."""
+    """NaN for floats (`POISON_BITS`), an unlikely sentinel for integers: unwritten elements then fail the
+    comparison."""
     if dtype == "bfloat16":
-        return np.uint16(0x7FC1)  # a quiet NaN bit pattern
+        return np.uint16(POISON_BITS[dtype])
     if is_float(dtype):
-        return np.nan
+        return np.array(POISON_BITS[dtype], f"uint{8 * np.dtype(dtype).itemsize}").view(dtype)[()]
     if dtype == "bool":
         return True
     info = np.iinfo(np.dtype(dtype))

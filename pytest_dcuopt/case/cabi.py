@@ -62,26 +62,88 @@ def strip_comments(source: str) -> str:
 
 
 def parse_solve_signature(source: str, filename: str = "<source>") -> tuple[Param, ...]:
-    """Return the parameters of `extern "C" void solve(...)` found in `source`."""
+    """Return the parameters of `extern "C" void solve(...)` found in `source`.
+
+    A source may name `solve` more than once: a C++ overload in a namespace, a prototype before the definition
+    (whose parameters may be unnamed), a call. The entry point is the first `solve` with C linkage that is a
+    definition, else the first one with C linkage."""
     text = strip_comments(source)
-    match = _ENTRY_RE.search(text)
-    if match is None:
+    matches = list(_ENTRY_RE.finditer(text))
+    if not matches:
         raise SignatureError(
             f"{filename}: no `solve(` entry point found. The harness calls a C ABI function; "
             'add `extern "C" void solve(const float* x, float* y, int N)` (inputs const, outputs non-const, dims int).'
         )
-    if 'extern "C"' not in text[: match.start()]:
+    linked = [m for m in matches if _has_c_linkage(text, m.start())]
+    if not linked and 'extern "C"' in text[: matches[0].start()]:
+        linked = matches[:1]  # e.g. a macro spelling `extern "C"` before the entry point
+    if not linked:
         raise SignatureError(
             f'{filename}: `solve` is not declared extern "C", so its symbol is C++-mangled and cannot be loaded. '
             'Write `extern "C" void solve(...)`.'
         )
-    body = _balanced_parenthesis(text, match.end() - 1, filename)
-    pieces = [p.strip() for p in _split_top_level(body) if p.strip()]
-    if pieces == ["void"]:
-        pieces = []
+    pieces = _entry_pieces(text, linked, matches, filename)
     params = tuple(_parse_param(piece, index, filename) for index, piece in enumerate(pieces))
     _check_unique([p.name for p in params], filename)
     return params
+
+
+def _entry_pieces(text: str, linked: list[re.Match[str]], matches: list[re.Match[str]], filename: str) -> list[str]:
+    """The parameter declarations of the entry point: the first C-linkage `solve` that is a definition; else the
+    definition at file scope, after a C-linkage prototype, with as many parameters (C++ gives it the prototype's
+    linkage); else the first C-linkage declaration."""
+    def pieces(match: re.Match[str]) -> tuple[list[str], bool]:
+        body = _balanced_parenthesis(text, match.end() - 1, filename)
+        found = [p.strip() for p in _split_top_level(body) if p.strip()]
+        return ([] if found == ["void"] else found), _is_definition(text, match.end() + len(body) + 1)
+
+    first = pieces(linked[0])[0]
+    for match in linked:
+        found, defined = pieces(match)
+        if defined:
+            return found
+    for match in matches:
+        if match.start() > linked[0].start() and _at_file_scope(text, match.start()):
+            found, defined = pieces(match)
+            if defined and len(found) == len(first):
+                return found
+    return first
+
+
+_EXTERN_C_RE = re.compile(r'extern\s*"C"')
+
+
+def _has_c_linkage(text: str, start: int) -> bool:
+    """Whether the `solve` at `start` is declared with C linkage: `extern "C"` in its own declaration, or inside an
+    `extern "C" { ... }` block (a call inside a function body, or an overload in a namespace, is not)."""
+    statement = max(text.rfind(c, 0, start) for c in ";{}") + 1
+    if _EXTERN_C_RE.search(text, statement, start):
+        return True
+    opened = _open_braces(text, start)
+    return bool(opened) and all(_EXTERN_C_RE.search(text[:brace].rstrip()[-12:]) is not None for brace in opened)
+
+
+def _at_file_scope(text: str, start: int) -> bool:
+    """Outside every brace but those of `extern "C" { ... }` blocks (not in a namespace, a class or a body)."""
+    return all(_EXTERN_C_RE.search(text[:brace].rstrip()[-12:]) is not None for brace in _open_braces(text, start))
+
+
+def _open_braces(text: str, start: int) -> list[int]:
+    """Positions of the braces still open at `start`."""
+    opened: list[int] = []
+    for match in re.finditer(r"[{}]", text[:start]):
+        if match.group() == "{":
+            opened.append(match.start())
+        elif opened:
+            opened.pop()
+    return opened
+
+
+def _is_definition(text: str, after: int) -> bool:
+    """Whether the parameter list that closes just before `after` is followed by a body (`{`), not `;`."""
+    rest = text[after:after + 400]
+    brace, semicolon = rest.find("{"), rest.find(";")
+    return brace >= 0 and (semicolon < 0 or brace < semicolon)
 
 
 def _balanced_parenthesis(text: str, open_index: int, filename: str) -> str:
@@ -132,6 +194,10 @@ def _parse_param(piece: str, index: int, filename: str) -> Param:
                              "passes flat buffers only. Use `T*` and index it.")
     pointer = pointer_depth == 1 or is_array
     words = [t for t in tokens if t != "*"]
+    if _names_a_type(words):
+        raise SignatureError(f"{filename}: parameter {index + 1} `{declaration}` has no name. The harness binds "
+                             "parameters by name (dims, shapes, inputs): name every parameter of the definition, "
+                             "e.g. `const float* x`.")
     if len(words) < 2 or not _IDENT_RE.fullmatch(words[-1]):
         raise SignatureError(f"{filename}: cannot find the type and name of parameter {index + 1} `{declaration}`; "
                              "write it as `const float* x`, `float* y` or `int N`.")
@@ -149,6 +215,12 @@ def _parse_param(piece: str, index: int, filename: str) -> Param:
             f"Known types: {', '.join(sorted(set(C_TYPES)))}."
         )
     return Param(name=name, dtype=dtype, pointer=pointer, const=const, declaration=declaration)
+
+
+def _names_a_type(words: list[str]) -> bool:
+    """`const float*` or `unsigned int`: every word is part of the type, so the parameter has no name."""
+    type_words = [w.removeprefix("std::") for w in words if w not in _QUALIFIERS and w != "const"]
+    return " ".join(type_words) in C_TYPES
 
 
 def _check_unique(names: list[str], filename: str) -> None:

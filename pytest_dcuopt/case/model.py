@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import CaseError
-from .sizes import MAX_DIM, BenchSize, CaseSizes, read_bench_sizes
+from .sizes import MAX_DIM, MIN_DIM, BenchSize, CaseSizes, read_bench_sizes
 
 KERNEL_STEM = "kernel"
 
@@ -145,6 +145,23 @@ def load_case(directory: Path) -> KernelCase:
     return case
 
 
+def link_loop(path: Path) -> str | None:
+    """Why the folder symlink `path` cannot be walked: it points at a folder that holds it (`loop -> .`,
+    `up -> ../..`), so every walk of it (pytest's, ours) would descend without end; None for any other path."""
+    if not path.is_symlink():
+        return None
+    try:
+        target = path.resolve(strict=True)
+    except (OSError, RuntimeError) as exc:  # a link that names itself: ELOOP
+        return (f"{path} is a symlink to {os.readlink(path)}, which cannot be followed ({type(exc).__name__}: "
+                f"{exc}). Remove the link.")
+    if not target.is_dir() or not path.parent.resolve().is_relative_to(target):
+        return None
+    return (f"{path} is a symlink to {os.readlink(path)} ({target}), a folder that holds the link itself, so walking "
+            "it would never end; it was not walked. A branch is branches/<name>/kernel.<ext>: remove the link, or "
+            "link to a branch folder elsewhere.")
+
+
 def find_branches(directory: Path) -> tuple[list[Branch], dict[str, str]]:
     """The case's kernel sources (baseline and branches/<name>/) without reading anything else, and what is wrong
     with the branch folders that yield none (branch name -> message)."""
@@ -153,6 +170,10 @@ def find_branches(directory: Path) -> tuple[list[Branch], dict[str, str]]:
     branch_root = directory / "branches"
     if branch_root.is_dir():
         for sub in sorted(p for p in branch_root.iterdir() if p.is_dir()):
+            loop = link_loop(sub)
+            if loop is not None:
+                problems[sub.name] = loop
+                continue
             branches += [Branch(sub.name, path) for path in _kernel_files(sub)]
             problem = _branch_problem(sub)
             if problem is not None:
@@ -256,7 +277,7 @@ def _check_dims(dims: Any, path: Path) -> None:
             kind = "not a finite number" if not_finite else f"not a number (it is a {type(value).__name__})"
             raise CaseError(f"{path}: dim {key!r} = {_short(value)} is {kind}; dims are integers (or floats for "
                             f"scalar parameters), e.g. {{{json.dumps(key)}: 1024}}.")
-        if isinstance(value, int) and abs(value) > MAX_DIM:
+        if isinstance(value, int) and not MIN_DIM <= value <= MAX_DIM:
             raise CaseError(f"{path}: dim {key!r} = {value} does not fit a 64-bit integer; no buffer or C scalar can "
                             "hold it. Give the size you mean to test, e.g. 1048576.")
 

@@ -30,9 +30,10 @@ ALL = "all"  # --dcuopt-sizes all: every declared size (never a size's name)
 MAX_SIZES = 64
 # Names appear in test ids, in `-k` expressions and in --dcuopt-sizes (comma separated): no commas or spaces.
 NAME_PATTERN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+=-]*")
-# The largest dim dims.json or a size may give: far beyond any buffer a machine holds, small enough for every C
-# integer type the harness passes (int64); what actually fits is checked against memory when buffers are sized.
-MAX_DIM = 2**63 - 1
+# The dims dims.json or a size may give: what some C integer type the harness passes holds (int64_t down, uint64_t
+# up: a mask or seed may be 2**64 - 1); whether a parameter's own type holds it is checked when buffers are sized
+# (`buffers.check_scalar_values`), and what fits is checked against memory.
+MIN_DIM, MAX_DIM = -(2**63), 2**64 - 1  # int64_t's least, uint64_t's greatest
 EXAMPLE = 'bench_sizes = {"small": {"N": 65536}, "large": {"N": 16777216}} or bench_sizes = {"N": [65536, 16777216]}'
 
 
@@ -160,7 +161,7 @@ def _check_value(dim: Any, value: Any, dims: Mapping[str, Any], where: str) -> N
     if isinstance(dims[dim], int) and not isinstance(value, int):
         raise CaseError(f"{where}: {dim!r} = {value!r} is not an integer, but dims.json gives {dim!r} as one "
                         f"({dims[dim]}); give a whole number, e.g. {int(value) if math.isfinite(value) else 1024}.")
-    if isinstance(value, int) and abs(value) > MAX_DIM:
+    if isinstance(value, int) and not MIN_DIM <= value <= MAX_DIM:
         raise CaseError(f"{where}: {dim!r} = {value} does not fit a 64-bit integer; no buffer or C scalar can hold "
                         "it. Give the size you mean to time, e.g. 1048576.")
 

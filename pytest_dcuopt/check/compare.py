@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from ..case.buffers import decode, is_float
+from ..case.buffers import POISON_BITS, decode, is_float
 from ..case.expr import DimExpr, integer_at, names_of
 from ..case.reference import dependency_order
 
@@ -164,6 +164,30 @@ def _scale_guard_from_sums(sum_r2: float, sum_d2: float, rtol: float, bound_norm
         return (f"relative L2 error {rel:.3g} exceeds {limit:.3g} although every element is within atol "
                 "(the outputs are tiny compared with atol: the scale-aware guard caught it)")
     return None
+
+
+def never_written_under_nan(output: str, stored: np.ndarray, reference: np.ndarray, dtype: str, shape: Sequence[int],
+                            atol: float, rtol: float, worst_count: int = 5) -> Mismatch | None:
+    """Elements that still hold the NaN poison where the reference is NaN (`log(x)` at x < 0): `compare` takes two
+    NaNs as equal, so only the bits tell that the kernel never wrote them. None for a non-float output, a
+    reference without NaN, or an output written everywhere."""
+    if dtype not in POISON_BITS or stored.dtype.itemsize not in (2, 4, 8):
+        return None
+    expected = reference.ravel()
+    nan_at = np.isnan(expected)
+    if not nan_at.any():
+        return None
+    bits = np.ascontiguousarray(stored).ravel().view(f"uint{8 * stored.dtype.itemsize}")
+    found = np.flatnonzero((bits == POISON_BITS[dtype]) & nan_at)
+    if not found.size:
+        return None
+    worst = tuple({"index": _index(int(i), shape), "kernel": "never written", "reference": "nan", "abs_err": "nan"}
+                  for i in found[:worst_count])
+    reason = (f"never written where the reference is NaN: {found.size} elements still hold the harness's NaN poison, "
+              "which a NaN reference cannot tell from a result, so they were compared by their bits. Write every "
+              "element of the output (NaN where the result is NaN)")
+    return Mismatch(output, dtype, reason, int(found.size), int(stored.size), int(found.size), math.inf, worst, atol,
+                    rtol)
 
 
 def _index(flat: int, shape: Sequence[int]) -> Any:

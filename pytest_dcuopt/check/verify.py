@@ -17,12 +17,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import signal
 import textwrap
 import threading
 import time
 import warnings
 from collections import OrderedDict
-from collections.abc import Hashable, Mapping
+from collections.abc import Callable, Hashable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -57,6 +59,7 @@ from .compare import (
     compare,
     decode_all,
     dims_strategy,
+    never_written_under_nan,
     reproduce_command,
     tolerances,
 )
@@ -450,8 +453,9 @@ def output_mismatches(variant: Variant, snapshot: Snapshot, dims: Mapping[str, A
         # compare() converts chunk by chunk to float64, which is what decoding does for every storage type but
         # bfloat16's: no whole-output float64 copy (256 MB for 32M elements) for the others
         values = kernel_out if dtype != "bfloat16" else decode_all({name: kernel_out}, snapshot.dtypes)[name]
-        mismatch = compare(name, values, expected[name], dtype, shapes.get(name) or kernel_out.shape, atol, rtol,
-                           bound=bound, bound_rule=rule)
+        shape = shapes.get(name) or kernel_out.shape
+        mismatch = compare(name, values, expected[name], dtype, shape, atol, rtol, bound=bound, bound_rule=rule) or \
+            never_written_under_nan(name, kernel_out, expected[name], dtype, shape, atol, rtol)
         if mismatch is not None:
             found.append(mismatch)
     cache = shared_reference_cache()
@@ -522,9 +526,11 @@ def _call_reference(variant: Variant, snapshot: Snapshot, dims: Mapping[str, Any
         try:
             with reference_device.exclusive(variant, where):
                 started = time.perf_counter()
+                device = where.device
                 try:
-                    on_device = _reference_kwargs(variant, snapshot, names, shapes, absolute, where.device)
-                    outputs = _run_reference(variant, on_device, dims, snapshot)
+                    on_device = _reference_kwargs(variant, snapshot, names, shapes, absolute, device)
+                    outputs = _run_reference(variant, on_device, dims, snapshot, lambda: _reference_kwargs(
+                        variant, snapshot, names, shapes, absolute, device))
                 finally:
                     on_device = {}
                     reference_device.release_memory(where)
@@ -536,9 +542,10 @@ def _call_reference(variant: Variant, snapshot: Snapshot, dims: Mapping[str, Any
                                                      f"({str(exc)[:200]}); computed on the host instead")
             variant.record.observations["reference_device"] = where.to_json()
             return _run_reference(variant, _reference_kwargs(variant, snapshot, names, shapes, absolute), dims,
-                                  snapshot)
+                                  snapshot, lambda: _reference_kwargs(variant, snapshot, names, shapes, absolute))
     started = time.perf_counter()
-    outputs = _run_reference(variant, _reference_kwargs(variant, snapshot, names, shapes, absolute), dims, snapshot)
+    outputs = _run_reference(variant, _reference_kwargs(variant, snapshot, names, shapes, absolute), dims, snapshot,
+                             lambda: _reference_kwargs(variant, snapshot, names, shapes, absolute))
     _note_placement(variant, where, nbytes, time.perf_counter() - started)
     return outputs
 
@@ -645,20 +652,58 @@ class _DecodedInputs(threading.local):
 _DECODED = _DecodedInputs()
 
 
-def _run_reference(variant: Variant, kwargs: dict[str, Any], dims: Mapping[str, Any],
-                   snapshot: Snapshot) -> dict[str, np.ndarray]:
-    """Call the reference on `kwargs` (tensors on the host or a GPU); its outputs as host float64/int64 arrays."""
+def _run_reference(variant: Variant, kwargs: dict[str, Any], dims: Mapping[str, Any], snapshot: Snapshot,
+                   again: Callable[[], dict[str, Any]]) -> dict[str, np.ndarray]:
+    """Call the reference on `kwargs` (tensors on the host or a GPU); its outputs as host float64/int64 arrays.
+
+    A pure output the reference leaves all zeros (the value it is given) may be its result, or a reference that
+    rebinds the name (`y = 2 * x`) and writes nothing: then it is called once more on fresh arguments (`again`)
+    with those outputs starting at `REFERENCE_SENTINEL`; one still holding it everywhere was never written."""
     assert variant.reference is not None
     returned = _call(variant, kwargs, dims)
     pure = [name for name in snapshot.outputs if name not in snapshot.inputs]
-    if returned is not None and pure and not any(bool(kwargs[name].any()) for name in pure):
+    untouched = [name for name in pure if not bool(kwargs[name].any())]
+    if returned is not None and pure and untouched == pure:
         raise CaseError(f"{variant.reference.path}: reference(**kwargs) returned a value ({type(returned).__name__}) "
                         f"and wrote nothing into its outputs {pure} (they still hold the zeros they were given). The "
                         "harness reads the outputs the reference writes in place: write them (e.g. `y.copy_(...)` or "
                         "`y[:] = ...`) instead of returning the result.")
+    key = case_key(variant)
+    _WRITES_IN_PLACE.update((key, name) for name in pure if name not in untouched)
+    # Once the reference was seen writing an output, zeros left there at other dims are its result (a write under
+    # a mask that is empty there, into the zeros it was given): only an output never seen written is checked.
+    suspects = [name for name in untouched if (key, name) not in _WRITES_IN_PLACE]
+    if suspects:
+        _check_written(variant, again(), suspects, dims)
     return {name: kwargs[name].detach().cpu().numpy().astype(np.float64 if is_float(snapshot.dtypes[name])
                                                               else np.int64, copy=False).ravel()
             for name in snapshot.outputs}
+
+
+# (case_key, output) for the outputs each case's reference was seen writing in place in this process.
+_WRITES_IN_PLACE: set[tuple[str, str]] = set()
+# What a pure output starts as in the second call of a reference that left it all zeros: a value a result is unlikely
+# to hold everywhere (exact in float64 and int64).
+REFERENCE_SENTINEL = -1234.5
+
+
+def _check_written(variant: Variant, kwargs: dict[str, Any], names: list[str], dims: Mapping[str, Any]) -> None:
+    """CaseError naming the outputs in `names` that the reference leaves as they start, from zeros and from
+    `REFERENCE_SENTINEL` alike: it wrote nothing to them."""
+    assert variant.reference is not None
+    starts = {name: REFERENCE_SENTINEL if kwargs[name].is_floating_point() else int(REFERENCE_SENTINEL)
+              for name in names}
+    for name, start in starts.items():
+        kwargs[name].fill_(start)
+    _call(variant, kwargs, dims)
+    unwritten = [name for name, start in starts.items() if bool((kwargs[name] == start).all())]
+    if unwritten:
+        name = unwritten[0]
+        raise CaseError(f"{variant.reference.path}: reference wrote nothing to `{name}`: it still held the value it "
+                        f"was given after the call (all zeros, and all {starts[name]} when called again), so "
+                        f"the kernel would be compared with that. `{name} = ...` rebinds the name and leaves the "
+                        f"harness's buffer as it was: write in place (`{name}.copy_(...)` or `{name}[:] = ...`)"
+                        + (f"; also unwritten: {unwritten[1:]}" if unwritten[1:] else "") + ".")
 
 
 def _note_placement(variant: Variant, where: reference_device.Placement, nbytes: int, seconds: float) -> None:
@@ -675,12 +720,69 @@ def _note_placement(variant: Variant, where: reference_device.Placement, nbytes:
 
 def _call(variant: Variant, kwargs: dict[str, Any], dims: Mapping[str, Any]) -> Any:
     assert variant.reference is not None
+    limit = variant.worker.timeout_s if variant.worker is not None else None
+    overtime_key = (case_key(variant), repr(sorted(dims.items())))
+    if overtime_key in _OVERTIME:  # every branch of the case would wait the whole timeout again
+        raise CaseError(_OVERTIME[overtime_key] + " (It was not run again at these dims.)")
     try:
-        return variant.reference.function(**kwargs)
+        with reference_deadline(limit, variant.record.observations):
+            return variant.reference.function(**kwargs)
+    except ReferenceOvertime:
+        message = (f"{variant.reference.path}: reference(**kwargs) did not return within {limit:g} s "
+                   f"(--dcuopt-timeout) at dims {dict(dims)}; it was interrupted, and the branch is not judged. Look "
+                   "for a loop that never ends or a wait in the reference; make it faster (whole-tensor torch "
+                   "operations, not Python loops over elements), lower the sizes, or raise --dcuopt-timeout if it is "
+                   "just slow.")
+        _OVERTIME[overtime_key] = message
+        raise CaseError(message) from None
     except Exception as exc:
         raise CaseError(f"{variant.reference.path}: reference(**kwargs) raised {type(exc).__name__}: {exc} "
                         f"(kwargs: {sorted(kwargs)}, dims {dict(dims)}). It must accept the kernel's parameter "
                         "names and write outputs in place.") from exc
+
+
+# (case_key, dims) -> the message, for references that outlived the timeout in this process.
+_OVERTIME: dict[tuple[str, str], str] = {}
+
+
+class ReferenceOvertime(BaseException):
+    """Raised inside a reference that outlived --dcuopt-timeout (a BaseException, so that a reference's own
+    `except Exception` does not swallow it)."""
+
+
+@contextmanager
+def reference_deadline(limit_s: float | None, observations: dict[str, Any]) -> Iterator[None]:
+    """Interrupt the reference with ReferenceOvertime once `limit_s` has passed.
+
+    The reference runs in the pytest process, where a thread cannot be stopped from outside: a SIGALRM timer
+    (`setitimer`) makes the main thread raise at the next bytecode, and wakes a sleep or a wait. A single C-level
+    call (one huge torch operation) is only interrupted when it returns. Off the main thread, or with another
+    SIGALRM timer running (pytest-timeout's), no bound can be placed: the record says so (`reference_timeout`)."""
+    if not limit_s or limit_s <= 0:
+        yield
+        return
+    why = None
+    if threading.current_thread() is not threading.main_thread():
+        why = "the reference ran off the main thread, where no signal can interrupt it"
+    elif not hasattr(signal, "setitimer"):
+        why = "this platform has no interval timer (setitimer)"
+    elif signal.getitimer(signal.ITIMER_REAL) != (0.0, 0.0):
+        why = "another SIGALRM timer was running (e.g. pytest-timeout's)"
+    if why is not None:
+        observations["reference_timeout"] = f"not bounded: {why}"
+        yield
+        return
+
+    def overtime(number: int, frame: Any) -> None:
+        raise ReferenceOvertime()
+
+    previous = signal.signal(signal.SIGALRM, overtime)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, limit_s)
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous if previous is not None else signal.SIG_DFL)
 
 
 def reference_key(variant: Variant, snapshot: Snapshot, dims: Mapping[str, Any],

@@ -364,11 +364,40 @@ def supervise(worker: int, parent: int, response_fd: int, parent_death_signal: b
     if os.getppid() != parent:  # pytest died before prctl took effect
         end_everything()
     try:
-        _, status = os.waitpid(worker, 0)
+        _, status, usage = os.wait4(worker, 0)
+        peak_kib = usage.ru_maxrss  # KiB on Linux: the worker's peak resident memory
     except ChildProcessError:
-        status = 0
+        status, peak_kib = 0, 0
+    if status:
+        note_end(status, worker, peak_kib)
     end_subtree(os.getpid())
     return _mirror(status)
+
+
+# A line the supervisor writes into the worker's log when the worker ends abnormally: the pytest side reads the
+# worker's peak memory from it (`isolation._raise_dead`).
+END_NOTE = "dcuopt supervisor: the worker ended"
+# Exit statuses the worker itself chooses (besides a kernel's own exit()):
+CHANNEL_BROKEN_STATUS = 86  # its reply could not be written: the kernel closed or reused the harness's descriptors
+FORKED_CHILD_STATUS = 87  # a process the kernel forked returned into the harness and was stopped there
+FATAL_STATUS = 3  # a fatal error (a sticky GPU fault) was replied; the process's context is gone
+
+
+def note_end(status: int, pid: int, peak_kib: int) -> None:
+    how = (f"signal {_signal_label(os.WTERMSIG(status))}" if os.WIFSIGNALED(status)
+           else f"exit status {os.waitstatus_to_exitcode(status)}")
+    try:
+        os.write(2, f"{END_NOTE} (pid {pid}) with {how}; its peak memory (max RSS) was {peak_kib // 1024} MiB\n"
+                    .encode())
+    except OSError:
+        pass  # no log to write to: the message on the pytest side still names the signal or status
+
+
+def _signal_label(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return str(number)
 
 
 def _mirror(status: int) -> int:
@@ -376,7 +405,8 @@ def _mirror(status: int) -> int:
     if os.WIFSIGNALED(status):
         number = os.WTERMSIG(status)
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-        signal.signal(number, signal.SIG_DFL)
+        if number not in (signal.SIGKILL, signal.SIGSTOP):  # their action cannot be changed (EINVAL)
+            signal.signal(number, signal.SIG_DFL)
         sys.stdout.flush()
         os.kill(os.getpid(), number)
         time.sleep(1)  # the signal is delivered before this returns, unless its default action is to ignore it
@@ -391,6 +421,8 @@ def serve(response_fd: int, preload: list[str] | None = None) -> int:
     responses = os.fdopen(response_fd, "wb")
     imported = import_ahead(preload or [])
     state = WorkerState()
+    me = os.getpid()
+    patience = FORKED_WAIT_S  # 0 once the kernel left a child that kept running: later calls do not wait on it
     # Requests arrive untyped off the pipe; each handler takes its own request shape (run/protocol.py).
     handlers: dict[str, Callable[[Any], Any]] = {"load": state.load, "run": state.run, "time": state.time,
                                                  "ping": lambda _: {"pid": os.getpid(), "imported": imported}}
@@ -399,15 +431,58 @@ def serve(response_fd: int, preload: list[str] | None = None) -> int:
         if request is None:
             return 0
         try:
-            done: Reply = {"ok": True, "result": handlers[request["op"]](request)}
-            write_frame(responses, done)
+            result = handlers[request["op"]](request)
+            leave_if_forked(me)
+            forked, lingering = forked_children(patience)
+            patience = 0.0 if lingering else patience
+            reply: Reply = ({"ok": True, "result": result} if not forked else
+                            {"ok": False, "error": forked, "traceback": "", "fatal": True})
         except Exception as exc:  # report, keep serving
+            leave_if_forked(me)
             fatal = bool(getattr(exc, "fatal", False))  # e.g. a sticky GPU fault: this process's context is gone
-            failed: Reply = {"ok": False, "error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc(),
-                             "fatal": fatal}
-            write_frame(responses, failed)
-            if fatal:
-                return 3
+            reply = {"ok": False, "error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc(),
+                     "fatal": fatal}
+        try:
+            write_frame(responses, reply)
+        except (OSError, ValueError):  # its descriptor was closed, or is now another file: nothing can be said
+            os._exit(CHANNEL_BROKEN_STATUS)
+        if reply.get("fatal"):
+            return FATAL_STATUS
+
+
+FORKED = ("the kernel forked and the child returned into the harness: both processes came back from solve() into "
+          "the worker, which would have answered twice on one channel. The child was stopped. A kernel may start "
+          "processes only if they never return from solve(): a child must exec() or _exit(), and the parent should "
+          "wait for it before returning")
+
+
+def leave_if_forked(me: int) -> None:
+    """In a process the kernel forked that returned from solve() into the worker's loop: exit at once, before it
+    writes anything, with a status its parent (the worker) recognises (`forked_children`)."""
+    if os.getpid() != me:
+        os._exit(FORKED_CHILD_STATUS)
+
+
+# How long the worker waits, after a call, for the children the kernel left to end: a forked copy of the worker ends
+# at once (`leave_if_forked`); a helper still running after this is left to the supervisor.
+FORKED_WAIT_S = 2.0
+
+
+def forked_children(wait_s: float) -> tuple[str | None, bool]:
+    """(FORKED when a child of this process exited with FORKED_CHILD_STATUS, else None; whether a child was still
+    running after `wait_s`). Returns at once when the kernel left no child, the usual case."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return None, False  # no child left
+        if pid and os.WIFEXITED(status) and os.WEXITSTATUS(status) == FORKED_CHILD_STATUS:
+            return f"{FORKED} (child pid {pid})", False
+        if not pid:
+            if time.monotonic() >= deadline:
+                return None, True
+            time.sleep(0.005)
 
 
 if __name__ == "__main__":

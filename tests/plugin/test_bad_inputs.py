@@ -54,6 +54,10 @@ EXPECTED = {
     "bad_ref_positional_only/ref.py::test_correctness_cpu[baseline]":
         r"reference\(\*\*kwargs\) raised TypeError: .*positional-only arguments passed as keyword arguments.*"
         r"It must accept the kernel's parameter names",
+    "bad_ref_rebinds/ref.py::test_correctness_cpu[baseline]":
+        r"bad_ref_rebinds/ref.py: reference wrote nothing to `y`: .*write in place "
+        r"\(`y.copy_\(...\)` or `y\[:\] = ...`\)",
+    "bad_ref_rebinds/ref.py::test_correctness_cpu[zeros]": r"bad_ref_rebinds/ref.py: reference wrote nothing to `y`",
     "bad_ref_raises/ref.py::test_correctness_cpu[baseline]":
         r"bad_ref_raises/ref.py: reference\(\*\*kwargs\) raised ValueError: nope \(kwargs: \['N', 'x', 'y'\], "
         r"dims \{'N': 64\}\)",
@@ -243,3 +247,32 @@ def test_hostile_branch_names_keep_summary_md_whole_and_reproduce_commands_runna
     assert rerun.returncode == 1, rerun.stdout + rerun.stderr
     assert re.search(r"\b1 failed\b", rerun.stdout), rerun.stdout
     assert "x'$(touch PWNED)'" in rerun.stdout
+
+
+def test_branch_links_that_loop_back_are_named_and_never_walked(pytester: pytest.Pytester,
+                                                                 shared_build_cache: Path) -> None:
+    """`branches/loop -> .` and `branches/up -> ../..` point at folders holding them: walking them (pytest's walk of
+    the tree, or the case's branch walk) would not end. Each fails its case's layout test, naming the link; the
+    case's other branches run."""
+    case = pytester.path / "cases" / "signature_edge"
+    shutil.copytree(CASES / "signature_edge", case)
+    (case / "branches").mkdir(exist_ok=True)
+    (case / "branches" / "loop").symlink_to(".")
+    (case / "branches" / "up").symlink_to("../..")
+    result = subprocess_run_with_limit(pytester, shared_build_cache, "cases", limit_s=120,
+                                       args=("-k", "correctness or layout", "--dcuopt-examples=3", "-rf"))
+    output = result.stdout.str() + result.stderr.str()
+    assert "INTERNALERROR" not in output and "Traceback" not in output, output
+    failed = {line.split(" ", 2)[1] for line in result.stdout.lines if line.startswith("FAILED ")}
+    assert failed == {"cases/signature_edge/ref.py::test_case_layout[loop]",
+                      "cases/signature_edge/ref.py::test_case_layout[up]"}, output
+    assert re.search(r"branches/loop is a symlink to \. \(.*\), a folder that holds the link itself", output), output
+    assert re.search(r"branches/up is a symlink to \.\./\.\. \(.*\), a folder that holds the link itself", output)
+    assert re.search(r"2 passed", output), output
+
+
+def subprocess_run_with_limit(pytester: pytest.Pytester, cache: Path, *names: str, limit_s: float,
+                              args: tuple[str, ...] = ()) -> pytest.RunResult:
+    """`run_in` with a time limit: a hang fails the test instead of the suite."""
+    return pytester.runpytest_subprocess(*names, f"--dcuopt-cache-dir={cache}",
+                                         f"--dcuopt-run-dir={pytester.path / 'run'}", *FAST, *args, timeout=limit_s)

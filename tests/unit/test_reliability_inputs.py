@@ -170,6 +170,10 @@ BAD_INPUTS: list[tuple[str, dict[str, str | bytes], str]] = [
     ("solve with a non-UTF-8 byte in a name",
      {"kernel": b'extern "C" void solve(const float* x\xff, float* y, int N) {}'},
      r"cannot find the type and name of parameter 1"),
+    ("solve with an unnamed parameter", {"kernel": 'extern "C" void solve(const float*, float* y, int N) {}\n'},
+     r"parameter 1 `const float\*` has no name.*name every parameter"),
+    ("dims.json beyond uint64", {"dims": '{"N": 100, "mask": 18446744073709551616}'},
+     r"dim 'mask' = 18446744073709551616 does not fit a 64-bit integer"),
     ("kernel file of binary garbage", {"kernel": bytes(range(256)) * 4}, r"no `solve\(` entry point found"),
 ]
 
@@ -188,6 +192,11 @@ HANDLED: list[tuple[str, dict[str, str | bytes]]] = [
     ("a non-UTF-8 comment in ref.py", {"ref": REF + "# caf\xe9\n"}),
     ("dims.json with a float scalar", {"dims": '{"N": 100, "alpha": 0.5}'}),
     ("dims.json with a whole float for an int", {"dims": '{"N": 100.0}'}),
+    ("a prototype with unnamed parameters before the definition",
+     {"kernel": 'extern "C" void solve(const float*, float*, int);\n' + KERNEL}),
+    ("a C++ overload in a namespace before the extern C solve",
+     {"kernel": "namespace impl { void solve(const double* a, int n) {} }\n" + KERNEL}),
+    ("extern C block around solve", {"kernel": 'extern "C" {\n' + KERNEL.replace('extern "C" ', "") + "}\n"}),
 ]
 
 
@@ -195,6 +204,20 @@ HANDLED: list[tuple[str, dict[str, str | bytes]]] = [
 def test_inputs_that_are_fine_stay_fine(tmp_path: Path, files: dict[str, str | bytes]) -> None:
     root = write_case(tmp_path / "case", **files)  # type: ignore[arg-type]
     assert read_as_the_build_does(root) == {"x": (100,), "y": (100,)}
+
+
+@pytest.mark.parametrize(("c_type", "message"), [("uint64_t", None), ("unsigned long long", None),
+                                                 ("int64_t", r"does not fit `int64_t mask` \(int64: ")])
+def test_a_64_bit_scalar_at_its_type_limit(tmp_path: Path, c_type: str, message: str | None) -> None:
+    """2**64 - 1 is a uint64_t's greatest value (an all-ones mask): refused only where the parameter cannot hold it."""
+    ref = ref_with(old="def reference(x, y, N)", new="def reference(x, y, N, mask)")
+    kernel = KERNEL.replace("int N)", f"int N, {c_type} mask)")
+    root = write_case(tmp_path / "case", ref=ref, dims='{"N": 100, "mask": 18446744073709551615}', kernel=kernel)
+    if message is None:
+        assert read_as_the_build_does(root) == {"x": (100,), "y": (100,)}
+        return
+    with pytest.raises(CaseError, match=message):
+        read_as_the_build_does(root)
 
 
 # ----- branch folders -----------------------------------------------------------------------------------------------
@@ -209,6 +232,10 @@ LAYOUTS: list[tuple[str, LayoutMaker, str, str]] = [
      r"kernel.cpp is a folder, not a source file"),
     ("a dangling kernel symlink", lambda b: ((b / "gone").mkdir(), (b / "gone" / "kernel.cpp").symlink_to("/no/k.cpp")),
      "gone", r"kernel.cpp is a symlink to /no/k.cpp, which does not exist"),
+    ("a branch link to its own folder", lambda b: (b / "loop").symlink_to("."), "loop",
+     r"branches/loop is a symlink to \. \(.*/branches\), a folder that holds the link itself.*remove the link"),
+    ("a branch link to the cases folder", lambda b: (b / "up").symlink_to("../.."), "up",
+     r"branches/up is a symlink to \.\./\.\. .*a folder that holds the link itself"),
 ]
 
 
@@ -329,3 +356,64 @@ def test_a_reference_that_returns_its_result_instead_of_writing_it_is_named(tmp_
                         {"x": "float32", "y": "float32", "N": "int32"}, [])
     with pytest.raises(CaseError, match=r"returned a value \(Tensor\) and wrote nothing into its outputs \['y'\]"):
         reference_outputs(variant, snapshot, {"N": 4}, {"x": (4,), "y": (4,)})
+
+
+# ----- what the reference writes -------------------------------------------------------------------------------------
+def variant_for(root: Path) -> Variant:
+    case = load_case(root).for_toolchain("cpu")
+    baseline = case.branches[0]
+    variant = Variant(case, make_toolchain("cpu"), baseline, BranchRecord(case.name, "cpu", "baseline",
+                                                                         str(baseline.source)))
+    variant.reference = load_reference(root / "ref.py", case.dims)
+    variant.params = parse_solve_signature(KERNEL)
+    return variant
+
+
+def snapshot_of(x: np.ndarray, y: np.ndarray) -> Snapshot:
+    return Snapshot({"x": x, "N": np.asarray(x.size)}, {"y": y}, {"x": "float32", "y": "float32", "N": "int32"}, [])
+
+
+def test_a_reference_that_rebinds_its_output_is_named(tmp_path: Path) -> None:
+    """`y = 2 * x` leaves the harness's `y` as given: before, the correct kernel was blamed (reference=0.0) and a
+    kernel writing zeros passed."""
+    root = write_case(tmp_path / "case", ref=REF.replace("    y.copy_(2 * x)", "    y = 2 * x"))
+    x = np.arange(1, 5, dtype=np.float32)
+    with pytest.raises(CaseError, match=r"reference wrote nothing to `y`: .*write in place \(`y.copy_\(...\)` or "
+                                        r"`y\[:\] = ...`\)"):
+        reference_outputs(variant_for(root), snapshot_of(x, np.full(4, np.nan, np.float32)), {"N": 4},
+                          {"x": (4,), "y": (4,)})
+
+
+@pytest.mark.parametrize("body", ["    y.zero_()", "    y.copy_(0 * x)", "    y[:2] = x[:2] * 0",
+                                  "    if False:\n        y.copy_(x)\n    y.mul_(0)"])
+def test_a_reference_whose_result_is_zeros_is_taken_as_written(tmp_path: Path, body: str) -> None:
+    """Zeros written (or a result that is zero everywhere) are a result: no false alarm, and the zeros are
+    what the kernel is compared with."""
+    root = write_case(tmp_path / "case", ref=REF.replace("    y.copy_(2 * x)", body))
+    x = np.arange(1, 5, dtype=np.float32)
+    found = reference_outputs(variant_for(root), snapshot_of(x, np.full(4, np.nan, np.float32)), {"N": 4},
+                              {"x": (4,), "y": (4,)})
+    assert found["y"].tolist() == [0.0, 0.0, 0.0, 0.0]
+
+
+def test_an_in_out_buffer_the_reference_leaves_unchanged_is_not_an_alarm(tmp_path: Path) -> None:
+    """An in/out buffer (declared in `inputs`) starts from its values: leaving it as it is can be the result."""
+    ref = REF.replace("    y.copy_(2 * x)", "    pass") + 'inputs = {"y": ("uniform", 0.0, 0.0)}\n'
+    root = write_case(tmp_path / "case", ref=ref)
+    x, y = np.arange(1, 5, dtype=np.float32), np.zeros(4, np.float32)
+    snapshot = Snapshot({"x": x, "y": y, "N": np.asarray(4)}, {"y": y.copy()},
+                        {"x": "float32", "y": "float32", "N": "int32"}, [])
+    assert reference_outputs(variant_for(root), snapshot, {"N": 4}, {"x": (4,), "y": (4,)})["y"].tolist() == [0] * 4
+
+
+def test_zeros_under_an_empty_mask_are_a_result_once_the_reference_was_seen_writing(tmp_path: Path) -> None:
+    """`y[x > 2] = x[x > 2]` into the zeros it is given: where no x exceeds 2 it writes nothing, and that is its
+    result, since it wrote `y` at other inputs."""
+    root = write_case(tmp_path / "case", ref=REF.replace("    y.copy_(2 * x)", "    y[x > 2] = x[x > 2]"))
+    variant = variant_for(root)
+    shapes = {"x": (4,), "y": (4,)}
+    wrote = reference_outputs(variant, snapshot_of(np.arange(1, 5, dtype=np.float32), np.zeros(4, np.float32)),
+                              {"N": 4}, shapes)
+    assert wrote["y"].tolist() == [0, 0, 3, 4]
+    empty = reference_outputs(variant, snapshot_of(np.ones(4, np.float32), np.zeros(4, np.float32)), {"N": 4}, shapes)
+    assert empty["y"].tolist() == [0, 0, 0, 0]
