@@ -65,6 +65,7 @@ from ..timing.policy import Samples
 from ..toolchains.base import Artifact
 from .containment import frozen
 from .devices import DevicePin, TimingLock, pin_for_worker, timing_lock, xdist_worker_id
+from .integrity import DIGESTS
 from .launch import calling_thread, end_worker_processes, launch_worker, worker_environ
 from .processes import cpu_seconds, descendants, kill_all, running_threads
 from .spares import SpareWorkers, StartKey, quiet_needed
@@ -126,6 +127,10 @@ class IsolatedKernel:
 
     def _start(self) -> None:
         began = time.perf_counter()
+        refused = DIGESTS.check_library(self.spec.artifact.path, self.spec.label)
+        if refused is not None:
+            self._hung = refused  # every later call of this branch fails with the same reason
+            raise WorkerError(refused)
         environ = worker_environ(self.environ(os.environ), os.getcwd())
         key = StartKey.of(environ, calling_thread(), self.spec.preload)
         launched = self.spares.take(key, self.spec.log_path) if self.spares is not None else None

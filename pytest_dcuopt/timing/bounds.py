@@ -9,7 +9,10 @@ leaves out):
 
 - `BATCH_FACTOR`, `BATCH_SLACK_S`: a branch whose batch took more than FACTOR x its reported mean + SLACK per call
   is refused. An honest kernel's batch call costs its mean or less (the batch runs hot and does not flush caches;
-  the samples already include the call's own overhead on the host clock); the slack covers a device kernel's launch
+  the samples already include the call's own overhead on the host clock), but on a busy machine a multi-threaded
+  call waits for a descheduled thread now and then, and the mean of such a heavy tail moves a lot between two
+  stretches of calls: torch's two-thread multiply averaged 1.09 ms in its samples and 3.89 ms in the batch right
+  after, honestly (hence 6x). The slack covers a device kernel's launch
   overhead, which device events leave out, and the threads of an OpenMP pool that spin briefly after a region.
   Decided from fixed samples in tests/unit/timing/test_bounds.py.
 - `RUNNING_AFTER_S`, `RUNNING_AFTER_FACTOR`: after one more single call, the worker's threads may run on for at most
@@ -24,7 +27,7 @@ from collections.abc import Sequence
 
 BATCH_TARGET_S = 0.05  # how long the batch should take at the reported mean
 BATCH_MAX_CALLS = 200_000
-BATCH_FACTOR = 3.0
+BATCH_FACTOR = 6.0
 BATCH_SLACK_S = {"host": 10e-6, "device": 50e-6}
 BATCH_ATTEMPTS = 3  # a batch over the bound is repeated (the best of them is judged): a busy machine stretches one
 QUIET_LIMIT_S = 2.0  # how long the worker's threads may keep running after the batch's calls returned
