@@ -146,8 +146,8 @@ class IsolatedKernel:
                                  "params": self.spec.params}, self.timeout_s, "loading the kernel")
         self.started = {"spare": from_spare, "seconds": round(time.perf_counter() - began, 4)}
         self.worker_pid = int(loaded["pid"])
-        self.guard = {**loaded.get("device", {}).get("containment", {}), "ended_before_timing": 0,
-                      "stopped_during_timing": 0}
+        self.guard = {**loaded.get("device", {}).get("containment", {}), "worker_pid": self.worker_pid,
+                      "ended_before_timing": 0, "stopped_during_timing": 0}
         self.device = {**loaded.get("device", {}), **self.placement()}
         if self.spares is not None:  # after this load, so a cold start does not share its cores with the spare's
             self.spares.offer(key)

@@ -32,7 +32,7 @@ BATCH_SLACK_S = {"host": 10e-6, "device": 50e-6}
 BATCH_ATTEMPTS = 3  # a batch over the bound is repeated (the best of them is judged): a busy machine stretches one
 QUIET_LIMIT_S = 2.0  # how long the worker's threads may keep running after the batch's calls returned
 WALL_SLACK_S = 1e-3
-RUNNING_AFTER_S = 0.05
+RUNNING_AFTER_S = 0.1  # an OpenMP pool spun up to 28 ms after a region on a busy 2-core machine
 RUNNING_AFTER_FACTOR = 3.0
 
 

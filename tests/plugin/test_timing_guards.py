@@ -34,6 +34,9 @@ def test_work_left_to_a_thread_is_refused_and_an_openmp_solve_is_not(run_plugin,
     assert containment["stopped_during_timing"] >= 1 and branches["omp_joined"]["device"]["containment"][
         "stopped_during_timing"] >= 1
     assert containment["no_new_privs"] == "applied" and containment["seccomp"].startswith("applied")
+    # A fresh worker process per branch: no two branches were timed in the same process.
+    pids = [branch["device"]["containment"]["worker_pid"] for name, branch in branches.items() if branch["timing"]]
+    assert len(pids) == len(set(pids)) == 3
 
 
 def test_a_slowed_clock_is_refused(run_plugin, pytester: pytest.Pytester) -> None:

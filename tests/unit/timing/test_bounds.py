@@ -54,6 +54,7 @@ def test_samples_cannot_add_up_to_more_than_the_request_took() -> None:
 
 def test_threads_may_spin_briefly_after_a_call_but_not_work_on() -> None:
     assert running_after_problem(0.004, 20e-6) is None  # an OpenMP pool spinning before it sleeps
+    assert running_after_problem(0.02774, 13.4e-3) is None  # the example suite's blocked_openmp matmul, busy machine
     assert running_after_problem(0.3, 0.1) is None  # a long call: the bound grows with it
-    problem = running_after_problem(0.2, 35e-6)
-    assert problem is not None and "200 ms" in problem
+    problem = running_after_problem(0.3, 35e-6)
+    assert problem is not None and "300 ms" in problem
