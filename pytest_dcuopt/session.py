@@ -39,7 +39,7 @@ from .gate import build_gate
 from .gate import entry as gate_entry
 from .gate.ci import append_step_summary
 from .observe import Observer
-from .options import SIZES_OPTION, Options
+from .options import DEFAULT_RUN_ROOT, SIZES_OPTION, Options, default_home
 from .report.machine import machine_info, now
 from .report.plausibility import flag_records
 from .report.plots import write_run_plots
@@ -85,7 +85,8 @@ class DcuOptSession:
         reference_device.set_mode(options.reference_device)  # the reference functions are module-level
         self.harness_containment = protect_harness()  # no worker may ptrace this process or open its memory
         DIGESTS.reset()
-        DIGESTS.watch_states(options.run_dir.parent, options.run_dir)
+        # Earlier runs in the project's runs folder only: another folder may hold runs that other sessions rewrite.
+        DIGESTS.watch_states(default_home(config) / DEFAULT_RUN_ROOT, options.run_dir)
 
     # ----- toolchains and variants ------------------------------------------------------
     @property

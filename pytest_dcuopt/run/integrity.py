@@ -61,7 +61,8 @@ class Digests:
         """Every earlier run's state.json under the runs' folder (not this run's own)."""
         if run_root.is_dir():
             for path in sorted(run_root.glob("*/state.json"))[-MAX_STATES:]:
-                if path.parent.absolute() != own.absolute():
+                # Not this run's own, nor a link to a run (`latest` moves when another run ends).
+                if path.parent.absolute() != own.absolute() and not path.parent.is_symlink():
                     self.watch(path, "an earlier run's state.json")
 
     def changed(self, paths: Iterable[Path] | None = None) -> list[str]:

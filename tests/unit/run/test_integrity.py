@@ -44,11 +44,12 @@ def test_a_library_rewritten_after_its_first_load_is_refused(tmp_path: Path) -> 
     assert refused is not None and str(library) in refused and "refusing to load" in refused
 
 
-def test_earlier_states_are_watched_but_not_this_runs_own(tmp_path: Path) -> None:
+def test_earlier_states_are_watched_but_not_this_runs_own_nor_the_latest_link(tmp_path: Path) -> None:
     runs = tmp_path / "runs"
     for name in ("run_1", "run_2"):
         (runs / name).mkdir(parents=True)
         (runs / name / "state.json").write_text("{}")
+    (runs / "latest").symlink_to(runs / "run_2")
     digests = Digests()
     digests.watch_states(runs, runs / "run_2")
     assert list(digests.seen) == [(runs / "run_1" / "state.json").absolute()]
