@@ -7,7 +7,8 @@ worker imports the listed modules before it reads its first request (a spare wor
 That process forks at once: the parent stays a small *supervisor*, the child is the *worker* that
 loads the kernel. Requests arrive on stdin, responses leave on a dedicated pipe; the kernel's own
 stdout is redirected to stderr (a log file) so that a printf in a kernel cannot corrupt the protocol.
-A segfault or abort kills only the worker; faulthandler prints where it happened.
+A segfault or abort kills only the worker; faulthandler prints where it happened. Right after the fork, before any
+kernel code is loaded, the worker contains itself (`containment.contain_worker`: no_new_privs, a seccomp filter).
 
 Why a supervisor: a kernel's getppid() is the supervisor, not pytest, so a kernel that kills its
 parent ends its own worker (reported as a crash), not the session. The supervisor is a subreaper:
