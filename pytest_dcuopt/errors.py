@@ -51,5 +51,10 @@ class TimedCallsWrong(DcuOptError):
     """A kernel's outputs were wrong on the checked calls among its timed calls (it passed its correctness calls)."""
 
 
+class TimingRefused(TimedCallsWrong):
+    """What the worker reported about its timing is refuted by what the pytest process measured itself (its clock
+    slowed, its samples rewritten, its work left to a thread that runs on after the call returned)."""
+
+
 class ReportError(DcuOptError):
     """Writing the run's results (state.json, summary.md, reports) failed in part; what was written stays."""

@@ -31,6 +31,8 @@ MAX_TIME_OPTION = "--dcuopt-max-time"
 WARMUP_OPTION = "--dcuopt-warmup"
 NOISE_OPTION = "--dcuopt-noise"
 HOT_OPTION = "--dcuopt-hot"
+ALLOW_IMPLAUSIBLE_OPTION = "--dcuopt-allow-implausible"
+MAX_SPEEDUP_OPTION = "--dcuopt-max-speedup"
 INTERLEAVE_OPTION = "--dcuopt-interleave"
 L2_FLUSH_OPTION = "--dcuopt-l2-flush"
 EVENT_OFFSET_OPTION = "--dcuopt-event-offset"
@@ -207,6 +209,13 @@ def add_options(parser: pytest.Parser) -> None:
         option.add_to(group, "Timing")
     group.addoption(HOT_OPTION, action="store_true", default=False,
                     help="Timing: do not flush caches before each sample (hot/back-to-back numbers). Default: cold")
+    group.addoption(ALLOW_IMPLAUSIBLE_OPTION, action="store_true", default=False,
+                    help="Let a branch whose figures exceed what the machine can do (more bandwidth than it copies, "
+                         "more FLOP/s than its peak) be champion and beat noise; it is still marked implausible. "
+                         "Default: off (docs/security.md)")
+    group.addoption(MAX_SPEEDUP_OPTION, metavar="X", type=float, default=None,
+                    help="Mark a branch implausible when its A/B speedup over the baseline exceeds X. Default: no "
+                         "bound")
     group.addoption(L2_FLUSH_OPTION, choices=("read", "write", "none"), default="",
                     help="GPU timing: how the L2 is flushed before each cold sample: `read` (a reduction over 2x "
                          "the L2, leaves it clean), `write` (nvbench's memset, leaves it dirty), `none`. "
@@ -285,6 +294,8 @@ class Options:
     bench_sizes: tuple[str, ...] = ("all",)  # --dcuopt-sizes: the benchmark sizes picked by name, or `all`
     reference_device: str = "auto"  # --dcuopt-reference-device (check/reference_device.py)
     replay_input_set: str | None = None  # --dcuopt-input-set: the replayed example's ref.py `input_sets` entry
+    allow_implausible: bool = False  # --dcuopt-allow-implausible (report/plausibility.py)
+    max_speedup: float | None = None  # --dcuopt-max-speedup: a larger A/B speedup is implausible
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> Options:
@@ -315,6 +326,7 @@ class Options:
             spare_workers=default_spares() if get(SPARE_WORKERS_OPTION) is None else get(SPARE_WORKERS_OPTION),
             bench_sizes=get(SIZES_OPTION), reference_device=get(REFERENCE_DEVICE_OPTION),
             replay_input_set=get(INPUT_SET_OPTION),
+            allow_implausible=get(ALLOW_IMPLAUSIBLE_OPTION), max_speedup=get(MAX_SPEEDUP_OPTION),
         )
 
     def to_json(self) -> dict[str, Any]:

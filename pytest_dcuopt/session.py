@@ -39,13 +39,16 @@ from .gate import build_gate
 from .gate import entry as gate_entry
 from .gate.ci import append_step_summary
 from .observe import Observer
-from .options import SIZES_OPTION, Options
+from .options import DEFAULT_RUN_ROOT, SIZES_OPTION, Options, default_home
 from .report.machine import machine_info, now
+from .report.plausibility import flag_records
 from .report.plots import write_run_plots
 from .report.records import BranchRecord
 from .report.state import build_state, validate_state
 from .report.summary import render_summary, terminal_lines
+from .run.containment import protect_harness
 from .run.devices import cpu_share, lock_dir, xdist_worker_id
+from .run.integrity import DIGESTS
 from .run.isolation import close_all
 from .run.spares import SpareWorkers
 from .timing.calibration import XDIST_RUN_ENV, CalibrationStore, shared_dir_for_run
@@ -80,6 +83,10 @@ class DcuOptSession:
         self.spares = SpareWorkers(options.log_dir, options.spare_workers)  # the next branches' workers, warm
         self.builds: BackgroundBuilds | None = None  # the selected branches' builds, run beside the tests
         reference_device.set_mode(options.reference_device)  # the reference functions are module-level
+        self.harness_containment = protect_harness()  # no worker may ptrace this process or open its memory
+        DIGESTS.reset()
+        # Earlier runs in the project's runs folder only: another folder may hold runs that other sessions rewrite.
+        DIGESTS.watch_states(default_home(config) / DEFAULT_RUN_ROOT, options.run_dir)
 
     # ----- toolchains and variants ------------------------------------------------------
     @property
@@ -100,6 +107,7 @@ class DcuOptSession:
 
     def case(self, root: Path) -> KernelCase:
         if root not in self._cases:
+            DIGESTS.watch_case(root)  # before any of its kernels runs (run/integrity.py)
             self._cases[root] = load_case(root)
         return self._cases[root]
 
@@ -428,11 +436,15 @@ class DcuOptSession:
         for record in self.records.values():
             _collect(errors, "pytest_dcuopt_update_branch_record", self.config.hook.pytest_dcuopt_update_branch_record,
                      record=record, config=self.config)
+        if any(record.timing or record.sizes for record in self.records.values()):
+            _collect(errors, "the plausibility check", flag_records, self.records.values(),
+                     self.options.allow_implausible, self.options.max_speedup)
         header = {
             "tool": {"name": "pytest_dcuopt", "version": __version__},
             "created_at": self.created_at, "finished_at": now(), "run_dir": str(self.options.run_dir),
             "exit_status": exit_status, "interrupted": interrupted, "machine": machine_info(),
             "options": self.options.to_json(), "toolchains": self.toolchains_json(),
+            "containment": {"harness": self.harness_containment}, "integrity": self._integrity(errors),
         }
         state = build_state(self.records.values(), header)
         if self.gate is not None:
@@ -462,6 +474,16 @@ class DcuOptSession:
         if errors:
             raise ReportError("writing the run's results failed in part:\n  " + "\n  ".join(errors))
         return state
+
+    def _integrity(self, errors: list[str]) -> dict[str, Any]:
+        """Whether the files the run relies on are as the pytest process first read them (run/integrity.py); each
+        that changed is an error of the run, naming the file."""
+        changed = DIGESTS.changed()
+        if changed:
+            errors.append("files this run relies on changed while its kernels ran (a kernel writes outside its "
+                          "outputs; restore them, e.g. with git checkout, and remove the branch that did it):\n    "
+                          + "\n    ".join(changed))
+        return {"watched": len(DIGESTS.seen), "changed": changed}
 
     def report_paths(self) -> list[tuple[str, Path]]:
         """(what, path) of every file finish() wrote."""

@@ -39,6 +39,8 @@ class BranchRecord:
     # the fields above.
     sizes: dict[str, dict[str, Any]] = field(default_factory=dict)
     size: str | None = None  # set on a view of one size (`at_size`) only: what the gate and the ranking judge
+    # Figures over what the machine can do (report/plausibility.py): {"reason", "allowed"}; None: plausible.
+    implausible: dict[str, Any] | None = None
 
     @property
     def key(self) -> tuple[str, str, str]:

@@ -46,6 +46,8 @@ def rank_branches(records: Iterable[BranchRecord]) -> dict[str, Any]:
         if ab and base is not None:  # the interleaved A/B is immune to drift between the two measurements
             entry["speedup_vs_baseline"] = ab["speedup"]
             entry["beats_baseline"] = ab["ci95_ms"][1] < ab["baseline_ci95_ms"][0]
+        if held_back(record):
+            entry["beats_baseline"] = False
         entries[name] = entry
         eligible = entry["beats_baseline"] or name == "baseline" or base is None
         # A median from too few clean samples, or from an emulator (the Triton interpreter), may be shown but never
@@ -65,8 +67,14 @@ def rank_branches(records: Iterable[BranchRecord]) -> dict[str, Any]:
 
 def may_rank(record: BranchRecord) -> bool:
     """Only a branch with no failure on record may be baseline or champion: any failure (a wrong value, a crash,
-    a nondeterministic result, seen in any process) excludes it, even where a timing exists (xdist)."""
-    return record.correct is not False and record.failure is None
+    a nondeterministic result, seen in any process) excludes it, even where a timing exists (xdist); so do figures
+    over what the machine can do, unless allowed."""
+    return record.correct is not False and record.failure is None and not held_back(record)
+
+
+def held_back(record: BranchRecord) -> bool:
+    """Implausible figures (report/plausibility.py) that the user did not allow: never champion, never beats noise."""
+    return record.implausible is not None and not record.implausible.get("allowed")
 
 
 def build_state(records: Iterable[BranchRecord], header: Mapping[str, Any]) -> dict[str, Any]:

@@ -54,7 +54,8 @@ def _x(value: Any) -> str:
 def _correct(branch: Mapping[str, Any]) -> str:
     if branch.get("skipped") and branch.get("correct") is None:
         return "skipped"
-    return {True: "pass", False: "FAIL", None: "-"}[branch.get("correct")]
+    verdict = {True: "pass", False: "FAIL", None: "-"}[branch.get("correct")]
+    return f"{verdict} implausible" if branch.get("implausible") else verdict
 
 
 HEADERS = ["branch", "correct", "median ms", "IQR ms", "rounds", "A/B ms", "speedup", "beats noise", "GB/s",
@@ -167,6 +168,8 @@ def _beats(name: str, branch: Mapping[str, Any]) -> str:
     """yes / no against the baseline; `-` when there was no comparison (never timed, or no timed baseline)."""
     if name == "baseline":
         return ""
+    if branch.get("implausible") and not branch["implausible"].get("allowed"):
+        return "implausible"
     if branch.get("beats_baseline"):
         return "yes"
     return "no" if branch.get("speedup_vs_baseline") is not None else "-"

@@ -23,6 +23,14 @@ worker is closed, so a kernel that writes, renames or deletes files relative to 
 nothing of the project. Every path the worker is given is absolute. This is not a sandbox: absolute paths, the
 home directory and the rest of the file system stay reachable (see docs/reliability.md).
 
+Timing under guard (`containment.py`, `timing/bounds.py`): before a `time` request, every process the worker started
+is ended, and every other worker of this pytest process (with what it started) is stopped until the reply, so
+nothing a kernel left running shares the cores with the branch being timed. The pytest process measures the
+request's wall time and the worker's CPU time (all its threads, from /proc) itself; for a checked timing it then
+times a batch of back-to-back calls until every thread of the worker sleeps again, and refuses the timing
+(`TimingRefused`) when the samples or the batch contradict the reported figures. The record's `timing.bounds` keeps
+the figures, `device.containment` what the worker's containment applied.
+
 Calibrations (`timing.calibration`): with a `CalibrationStore`, every `time` request carries the calibration the
 first worker on this device measured (keyed by the device's lock name), and the reply's calibration is kept for
 the next worker, so the event bracket and the delay kernel are calibrated once per device per session.
@@ -34,8 +42,10 @@ import re
 import select
 import shutil
 import signal
+import statistics
 import subprocess
 import time
+import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -43,11 +53,23 @@ from typing import Any
 
 from ..case.buffers import memory_bytes
 from ..case.cabi import Param
-from ..errors import KernelCrashed, KernelTimeout, WorkerError
+from ..errors import KernelCrashed, KernelTimeout, TimingRefused, WorkerError
+from ..timing.bounds import (
+    BATCH_ATTEMPTS,
+    QUIET_LIMIT_S,
+    batch_calls,
+    batch_problem,
+    running_after_problem,
+    samples_exceed_wall,
+)
 from ..timing.calibration import CalibrationStore
+from ..timing.policy import Samples
 from ..toolchains.base import Artifact
+from .containment import frozen
 from .devices import DevicePin, TimingLock, pin_for_worker, timing_lock, xdist_worker_id
+from .integrity import DIGESTS
 from .launch import calling_thread, end_worker_processes, launch_worker, worker_environ
+from .processes import cpu_seconds, descendants, kill_all, running_threads
 from .spares import SpareWorkers, StartKey, quiet_needed
 from .worker import CHANNEL_BROKEN_STATUS, END_NOTE, FATAL_STATUS, FrameError, read_frame, write_frame
 
@@ -77,6 +99,10 @@ class WorkerSpec:
     preload: tuple[str, ...] = ()  # modules the worker imports before its first request (Toolchain.worker_modules)
 
 
+# Every worker of this pytest process: the ones not being timed are stopped while one is (`_others`).
+_LIVE: weakref.WeakSet[IsolatedKernel] = weakref.WeakSet()
+
+
 class IsolatedKernel:
     def __init__(self, spec: WorkerSpec, timeout_s: float, calibrations: CalibrationStore | None = None,
                  spares: SpareWorkers | None = None, quiet: Callable[[], None] | None = None) -> None:
@@ -97,9 +123,16 @@ class IsolatedKernel:
         self._token = ""
         self._scratch: Path | None = None
         self.device: dict[str, Any] = {}
+        self.worker_pid: int | None = None  # the worker below the supervisor (`_proc` is the supervisor)
+        self.guard: dict[str, Any] = {}  # what the last timings ended and stopped (the record's device.containment)
+        _LIVE.add(self)
 
     def _start(self) -> None:
         began = time.perf_counter()
+        refused = DIGESTS.check_library(self.spec.artifact.path, self.spec.label)
+        if refused is not None:
+            self._hung = refused  # every later call of this branch fails with the same reason
+            raise WorkerError(refused)
         environ = worker_environ(self.environ(os.environ), os.getcwd())
         key = StartKey.of(environ, calling_thread(), self.spec.preload)
         launched = self.spares.take(key, self.spec.log_path) if self.spares is not None else None
@@ -114,6 +147,9 @@ class IsolatedKernel:
                                  "flags": self.spec.flags, "artifact": artifact,
                                  "params": self.spec.params}, self.timeout_s, "loading the kernel")
         self.started = {"spare": from_spare, "seconds": round(time.perf_counter() - began, 4)}
+        self.worker_pid = int(loaded["pid"])
+        self.guard = {**loaded.get("device", {}).get("containment", {}), "worker_pid": self.worker_pid,
+                      "ended_before_timing": 0, "stopped_during_timing": 0}
         self.device = {**loaded.get("device", {}), **self.placement()}
         if self.spares is not None:  # after this load, so a cold start does not share its cores with the spare's
             self.spares.offer(key)
@@ -125,7 +161,9 @@ class IsolatedKernel:
     def placement(self) -> dict[str, Any]:
         """What the record says about where the kernel ran: the physical GPU it was pinned to (`pin`), if any, and
         how the worker that ran it started (`worker_start`: taken from the spare or not, seconds until loaded)."""
-        pin = {"pin": self.pin.to_json()} if self.pin is not None else {}
+        pin: dict[str, Any] = {"pin": self.pin.to_json()} if self.pin is not None else {}
+        if self.guard:
+            pin["containment"] = dict(self.guard)
         return {**pin, "worker_start": dict(self.started)} if self.started else pin
 
     def request(self, op: str, timeout_s: float | None = None, **payload: Any) -> Any:
@@ -143,10 +181,122 @@ class IsolatedKernel:
         store = self.calibrations if op == "time" else None
         if store is not None:
             payload = {**payload, "calibration": store.get(self.lock.name)}
-        result = self._exchange({"op": op, **payload}, timeout_s or self.timeout_s, op)
+        if op == "time":
+            result = self._guarded_time(payload, timeout_s or self.timeout_s)
+        else:
+            result = self._exchange({"op": op, **payload}, timeout_s or self.timeout_s, op)
         if store is not None and isinstance(result, dict):
             store.keep(self.lock.name, result.get("calibration"))
         return result
+
+    def _guarded_time(self, payload: dict[str, Any], timeout_s: float) -> Any:
+        """A `time` request with nothing else of this process's kernels running, bounded by what this process
+        measures itself (the module's docstring); raises TimingRefused when the worker's figures are refuted."""
+        self._end_leftovers()
+        groups, pids = self._others()
+        self.guard["stopped_during_timing"] = len(groups) + len(pids)
+        with frozen(groups, pids):
+            mine = self._mine()
+            cpu_before, asked = cpu_seconds(mine), time.perf_counter()
+            result = self._exchange({"op": "time", **payload}, timeout_s, "time")
+            wall_s = time.perf_counter() - asked
+            samples = result.get("samples") if isinstance(result, dict) else None
+            if not isinstance(samples, Samples):
+                return result
+            bounds: dict[str, Any] = {"request_wall_s": round(wall_s, 6),
+                                      "worker_cpu_s": round(cpu_seconds(self._mine()) - cpu_before, 6)}
+            problem = samples_exceed_wall(samples.seconds, wall_s)
+            if problem is None and payload.get("check_calls", True) and samples.seconds:
+                problem = self._batch_bound(payload["spec"], samples, timeout_s, bounds)
+            samples.extra["bounds"] = bounds
+        if problem is not None:
+            raise TimingRefused(f"{self.spec.label}: timing refused: {problem}.")
+        return result
+
+    def _batch_bound(self, spec: Any, samples: Samples, timeout_s: float, bounds: dict[str, Any]) -> str | None:
+        """Time back-to-back calls from here until the worker's threads sleep; why they refute the samples' mean, or
+        None."""
+        mean = statistics.fmean(samples.seconds)
+        calls = batch_calls(mean)
+        best, problem, attempts = float("inf"), None, 0
+        while attempts < BATCH_ATTEMPTS:
+            attempts += 1
+            round_trip = min(self._round_trip(timeout_s) for _ in range(3))
+            asked = time.perf_counter()
+            self._exchange({"op": "batch", "spec": spec, "calls": calls}, timeout_s, "the bounding batch")
+            ended, quiet = self._quiet_after()
+            if not quiet:
+                problem = (f"the worker's threads were still running {QUIET_LIMIT_S:g} s after its {calls} "
+                           "back-to-back calls returned: work left to a thread or process after solve returned is "
+                           "not timed. Make solve wait for all of its work before it returns")
+                break
+            best = min(best, max(0.0, ended - asked - round_trip) / calls)
+            problem = batch_problem(mean, best, calls, samples.timer)
+            if problem is None:
+                break
+        bounds.update(batch_calls=calls, batch_attempts=attempts, batch_per_call_s=significant_s(best),
+                      mean_s=significant_s(mean))
+        if problem is None:
+            problem = self._single_call_bound(spec, mean, timeout_s, bounds)
+        return problem
+
+    def _single_call_bound(self, spec: Any, mean: float, timeout_s: float, bounds: dict[str, Any]) -> str | None:
+        """One call, then how long the worker's threads kept running after it returned (timing/bounds.py)."""
+        self._exchange({"op": "batch", "spec": spec, "calls": 1}, timeout_s, "a single call")
+        replied = time.perf_counter()
+        ended, quiet = self._quiet_after()
+        after = ended - replied if quiet else QUIET_LIMIT_S
+        bounds["running_after_call_s"] = significant_s(after)
+        return running_after_problem(after, mean)
+
+    def _round_trip(self, timeout_s: float) -> float:
+        began = time.perf_counter()
+        self._exchange({"op": "ping"}, timeout_s, "ping")
+        return time.perf_counter() - began
+
+    def _quiet_after(self, poll_s: float = 0.0005) -> tuple[float, bool]:
+        """When the worker's threads were first seen all asleep twice in a row (after a reply), and whether they
+        were within QUIET_LIMIT_S."""
+        began = time.perf_counter()
+        first_quiet: float | None = None
+        while time.perf_counter() - began < QUIET_LIMIT_S:
+            now = time.perf_counter()
+            if running_threads(self._mine()) == 0:
+                if first_quiet is not None:
+                    return first_quiet, True
+                first_quiet = now
+            else:
+                first_quiet = None
+            time.sleep(poll_s)
+        return time.perf_counter(), False
+
+    def _mine(self) -> list[int]:
+        """The worker and every process below its supervisor (not the supervisor, which only waits)."""
+        if self._proc is None:
+            return []
+        return sorted({*([self.worker_pid] if self.worker_pid else []), *descendants(self._proc.pid)})
+
+    def _end_leftovers(self) -> None:
+        """End every process below the worker's supervisor other than the worker: nothing a kernel started runs
+        while a branch is timed."""
+        if self._proc is None or self.worker_pid is None:
+            return
+        left = [pid for pid in descendants(self._proc.pid) if pid != self.worker_pid]
+        if left:
+            kill_all(left)
+            self.guard["ended_before_timing"] = self.guard.get("ended_before_timing", 0) + len(left)
+
+    def _others(self) -> tuple[list[int], list[int]]:
+        """The process groups of this process's other live workers, and the processes below their supervisors."""
+        groups: list[int] = []
+        pids: list[int] = []
+        for other in list(_LIVE):
+            proc = other._proc
+            if other is self or proc is None or proc.poll() is not None:
+                continue
+            groups.append(proc.pid)  # started in a session of its own: its pid is its process group
+            pids += descendants(proc.pid)
+        return groups, pids
 
     def _exchange(self, message: dict[str, Any], timeout_s: float, what: str) -> Any:
         assert self._proc is not None and self._proc.stdin is not None
@@ -306,6 +456,8 @@ def log_excerpt(log: str, lines: int = 15) -> str:
     dump = text[start:start + lines - 5]
     cut = ["  ..."] if len(text) - len(notes) > start + len(dump) else []
     return "\n".join(text[max(0, start - 5):start] + dump + cut + notes)
+def significant_s(value: float) -> float | None:
+    return float(f"{value:.4g}") if value != float("inf") else None
 
 
 def _signal_name(number: int) -> str:

@@ -126,3 +126,38 @@ def end_subtree(root: int, rounds: int = 5) -> None:
             return
         kill_all(found)
         time.sleep(0.01)
+
+
+def _tasks(pids: Iterable[int]) -> list[Path]:
+    found: list[Path] = []
+    for pid in pids:
+        try:
+            found += [task for task in (_PROC / str(pid) / "task").iterdir()]
+        except OSError:  # gone
+            continue
+    return found
+
+
+def _task_stat(task: Path) -> list[str] | None:
+    try:
+        stat = (task / "stat").read_text()
+    except OSError:
+        return None
+    return stat[stat.rfind(")") + 2:].split()
+
+
+def running_threads(pids: Iterable[int]) -> int:
+    """How many threads of the processes are running or runnable (state R) now, read from /proc."""
+    return sum(1 for task in _tasks(pids) if (_task_stat(task) or ["?"])[0] == "R")
+
+
+def cpu_seconds(pids: Iterable[int]) -> float:
+    """The CPU time the processes have used, in seconds (utime + stime of each, every thread counted, those that
+    ended too), read from /proc: clock ticks, so 10 ms steps where the tick is 100 Hz."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    for pid in pids:
+        fields = _task_stat(_PROC / str(pid))
+        if fields is not None and len(fields) > 12:
+            total += (int(fields[11]) + int(fields[12])) / tick
+    return total

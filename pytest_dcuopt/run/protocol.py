@@ -42,6 +42,12 @@ class TimeRequest(TypedDict):
     exchange: NotRequired[Exchange]  # what the checked calls' snapshots may leave out (toolchains/exchange.py)
 
 
+class BatchRequest(TypedDict):
+    op: Literal["batch"]
+    spec: BindSpec
+    calls: int  # back-to-back calls, timed by the pytest process (timing/bounds.py)
+
+
 class LoadResult(TypedDict):
     pid: int
     device: dict[str, Any]

@@ -7,7 +7,8 @@ worker imports the listed modules before it reads its first request (a spare wor
 That process forks at once: the parent stays a small *supervisor*, the child is the *worker* that
 loads the kernel. Requests arrive on stdin, responses leave on a dedicated pipe; the kernel's own
 stdout is redirected to stderr (a log file) so that a printf in a kernel cannot corrupt the protocol.
-A segfault or abort kills only the worker; faulthandler prints where it happened.
+A segfault or abort kills only the worker; faulthandler prints where it happened. Right after the fork, before any
+kernel code is loaded, the worker contains itself (`containment.contain_worker`: no_new_privs, a seccomp filter).
 
 Why a supervisor: a kernel's getppid() is the supervisor, not pytest, so a kernel that kills its
 parent ends its own worker (reported as a crash), not the session. The supervisor is a subreaper:
@@ -31,8 +32,9 @@ from dataclasses import replace
 from typing import IO, TYPE_CHECKING, Any, cast
 
 from ..timing.calibration import CalibratedRuntime
+from .containment import contain_worker
 from .processes import end_subtree, set_child_subreaper, set_parent_death_signal, watch_parent
-from .protocol import CheckedCall, LoadRequest, LoadResult, Reply, RunRequest, TimeRequest, TimeResult
+from .protocol import BatchRequest, CheckedCall, LoadRequest, LoadResult, Reply, RunRequest, TimeRequest, TimeResult
 
 if TYPE_CHECKING:
     from ..toolchains.base import Binding, LoadedKernel, Runtime
@@ -153,7 +155,8 @@ KEPT_BINDINGS = 2
 
 
 class WorkerState:
-    def __init__(self) -> None:
+    def __init__(self, containment: dict[str, Any] | None = None) -> None:
+        self.containment = containment or {}  # what `containment.contain_worker` applied to this process
         self.kernel: LoadedKernel | None = None
         self.runtime: Runtime | None = None
         self.bindings: dict[tuple[Any, ...], Binding] = {}
@@ -164,7 +167,7 @@ class WorkerState:
         toolchain = make_toolchain(request["toolchain"], request.get("arch"), request.get("flags", ()))
         self.runtime = toolchain.runtime()
         self.kernel = toolchain.load(request["artifact"], request["params"])
-        return {"pid": os.getpid(), "device": self.runtime.describe()}
+        return {"pid": os.getpid(), "device": {**self.runtime.describe(), "containment": self.containment}}
 
     def binding(self, spec: BindSpec) -> Binding:
         assert self.kernel is not None and self.runtime is not None, "the kernel is loaded first"
@@ -196,6 +199,19 @@ class WorkerState:
         binding.reset()
         binding.launch()
         return snapshot_of(binding, request.get("exchange"))
+
+    def batch(self, request: BatchRequest) -> dict[str, int]:
+        """Back-to-back calls on the bound buffers, read with the clock like timed calls; the pytest process times
+        the request itself (timing/bounds.py)."""
+        binding = self.binding(request["spec"])
+        assert self.runtime is not None
+        clock = time.perf_counter_ns
+        for _ in range(int(request["calls"])):
+            begin = clock()
+            binding.launch()
+            clock() - begin
+        self.runtime.synchronize()
+        return {"calls": int(request["calls"])}
 
     def time(self, request: TimeRequest) -> TimeResult:
         """Time the kernel; calls just before the first and just after the last timed call are checked.
@@ -318,8 +334,9 @@ def main() -> int:
     worker = os.fork()
     if worker:
         return supervise(worker, parent, response_fd, started_by_main_thread)
+    containment = contain_worker()  # before any kernel code is loaded, and before this process starts threads
     die_with(supervisor)
-    return serve(response_fd, preload)
+    return serve(response_fd, preload, containment)
 
 
 def import_ahead(modules: list[str]) -> list[str]:
@@ -414,17 +431,18 @@ def _mirror(status: int) -> int:
     return os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 1
 
 
-def serve(response_fd: int, preload: list[str] | None = None) -> int:
+def serve(response_fd: int, preload: list[str] | None = None, containment: dict[str, Any] | None = None) -> int:
     faulthandler.enable(file=sys.stderr, all_threads=True)
     os.dup2(2, 1)  # kernel printf -> the log, never into the protocol
     requests = sys.stdin.buffer
     responses = os.fdopen(response_fd, "wb")
     imported = import_ahead(preload or [])
-    state = WorkerState()
+    state = WorkerState(containment or {})
     me = os.getpid()
     patience = FORKED_WAIT_S  # 0 once the kernel left a child that kept running: later calls do not wait on it
     # Requests arrive untyped off the pipe; each handler takes its own request shape (run/protocol.py).
     handlers: dict[str, Callable[[Any], Any]] = {"load": state.load, "run": state.run, "time": state.time,
+                                                 "batch": state.batch,
                                                  "ping": lambda _: {"pid": os.getpid(), "imported": imported}}
     while True:
         request = read_frame(requests)

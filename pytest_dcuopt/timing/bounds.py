@@ -1,0 +1,87 @@
+"""Bounds on what a worker reports about its own timing, from what the pytest process measures itself.
+
+The worker reads the clock in the same process as the kernel, so a kernel can slow the clock, rewrite its samples,
+or hand its work to a thread that finishes after `solve` returned. The pytest process therefore times a batch of
+back-to-back calls itself (`run/isolation.py`), from the moment it asks to the moment every thread of the worker is
+asleep again, and compares the time per call with the mean of the samples the worker reported (the mean, not the
+median: a batch's time per call is a mean, and an OpenMP solve on a busy machine has a long tail that a median
+leaves out):
+
+- `BATCH_FACTOR`, `BATCH_SLACK_S`: a branch whose batch took more than FACTOR x its reported mean + SLACK per call
+  is refused. An honest kernel's batch call costs its mean or less (the batch runs hot and does not flush caches;
+  the samples already include the call's own overhead on the host clock), but on a busy machine a multi-threaded
+  call waits for a descheduled thread now and then, and the mean of such a heavy tail moves a lot between two
+  stretches of calls: torch's two-thread multiply averaged 1.09 ms in its samples and 3.89 ms in the batch right
+  after, honestly (hence 6x). The slack covers a device kernel's launch
+  overhead, which device events leave out, and the threads of an OpenMP pool that spin briefly after a region.
+  Decided from fixed samples in tests/unit/timing/test_bounds.py.
+- `RUNNING_AFTER_S`, `RUNNING_AFTER_FACTOR`: after one more single call, the worker's threads may run on for at most
+  that long + FACTOR x the mean (an OpenMP pool spins a little after a region, then sleeps); longer is work left to
+  a thread after solve returned.
+- the samples cannot add up to more than the request's wall time (`samples_exceed_wall`).
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+BATCH_TARGET_S = 0.05  # how long the batch should take at the reported mean
+BATCH_MAX_CALLS = 200_000
+BATCH_FACTOR = 6.0
+BATCH_SLACK_S = {"host": 10e-6, "device": 50e-6}
+BATCH_ATTEMPTS = 3  # a batch over the bound is repeated (the best of them is judged): a busy machine stretches one
+QUIET_LIMIT_S = 2.0  # how long the worker's threads may keep running after the batch's calls returned
+WALL_SLACK_S = 1e-3
+RUNNING_AFTER_S = 0.1  # an OpenMP pool spun up to 28 ms after a region on a busy 2-core machine
+RUNNING_AFTER_FACTOR = 3.0
+
+
+def batch_calls(mean_s: float, target_s: float = BATCH_TARGET_S) -> int:
+    """How many back-to-back calls the bounding batch makes: about `target_s` at the mean, at least 2."""
+    if mean_s <= 0:
+        return BATCH_MAX_CALLS
+    return max(2, min(BATCH_MAX_CALLS, math.ceil(target_s / mean_s)))
+
+
+def clock_kind(timer: str) -> str:
+    """"host" for the host clock around each call, "device" for device events (they leave out launch overhead)."""
+    return "host" if timer.startswith("host") else "device"
+
+
+def batch_bound_s(mean_s: float, timer: str) -> float:
+    """The most a batch call may cost, per call, for a reported mean."""
+    return BATCH_FACTOR * mean_s + BATCH_SLACK_S[clock_kind(timer)]
+
+
+def batch_problem(mean_s: float, per_call_s: float, calls: int, timer: str) -> str | None:
+    """Why the batch refutes the reported mean, or None."""
+    bound = batch_bound_s(mean_s, timer)
+    if per_call_s <= bound:
+        return None
+    return (f"the worker's samples average {mean_s * 1e6:.3g} us per call, but {calls} back-to-back calls "
+            "timed by the pytest process (until every thread of the worker slept again) took "
+            f"{per_call_s * 1e6:.3g} us per call, "
+            f"{per_call_s / mean_s:.1f}x that mean (the bound is {BATCH_FACTOR:g}x + "
+            f"{BATCH_SLACK_S[clock_kind(timer)] * 1e6:g} us = {bound * 1e6:.3g} us). A kernel that slows or rewrites "
+            "the worker's clock, or leaves its work to a thread that runs on after solve returns, looks like this. "
+            "Make solve do all of its work before it returns, and leave the clock alone")
+
+
+def samples_exceed_wall(samples_s: Sequence[float], wall_s: float) -> str | None:
+    """Why the samples cannot be true: they add up to more than the request took, as the pytest process saw it."""
+    total = float(sum(samples_s))
+    if total <= wall_s + WALL_SLACK_S:
+        return None
+    return (f"the worker's {len(samples_s)} samples add up to {total:.4g} s, more than the {wall_s:.4g} s the whole "
+            "timing request took as the pytest process measured it: the samples were not measured, they were written")
+
+
+def running_after_problem(after_s: float, mean_s: float) -> str | None:
+    """Why the worker's threads running `after_s` after a single call returned means work outside the timed window."""
+    bound = RUNNING_AFTER_S + RUNNING_AFTER_FACTOR * mean_s
+    if after_s <= bound:
+        return None
+    return (f"the worker's threads kept running {after_s * 1e3:.3g} ms after a single call returned (samples average "
+            f"{mean_s * 1e3:.3g} ms; the bound is {RUNNING_AFTER_S * 1e3:g} ms + {RUNNING_AFTER_FACTOR:g}x that "
+            "mean): work left to a thread or process after solve returned is not timed. Make solve wait for all of "
+            "its work before it returns")

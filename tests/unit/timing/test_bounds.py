@@ -1,0 +1,60 @@
+"""The rules that bound a worker's reported timing by what the pytest process measured (timing/bounds.py), decided
+on fixed figures: honest kernels of every scale pass, forged or leftover-work figures are refused."""
+from __future__ import annotations
+
+import pytest
+
+from pytest_dcuopt.timing.bounds import (
+    BATCH_MAX_CALLS,
+    batch_calls,
+    batch_problem,
+    running_after_problem,
+    samples_exceed_wall,
+)
+
+HOST, DEVICE = "host perf_counter_ns", "cuda events + delay kernel"
+
+
+@pytest.mark.parametrize(("mean_s", "per_call_s", "timer"), [
+    (1.2e-6, 1.9e-6, HOST),  # a tiny kernel: the batch's per-call cost includes the clock reads the samples miss
+    (40e-6, 19e-6, HOST),  # cold samples, hot batch: faster than their mean
+    (19.6e-3, 31.3e-3, HOST),  # an OpenMP solve on a loaded 2-core machine (its pool spins after the region)
+    (3e-6, 12e-6, DEVICE),  # a GPU kernel shorter than its launch overhead: the events leave the launch out
+    (6.3e-3, 1.3e-3, HOST),  # torch, cold samples, hot batch
+    (1.09e-3, 3.89e-3, HOST),  # torch's two threads on a busy 2-core machine: a heavy tail, its mean moves
+])
+def test_honest_figures_pass(mean_s: float, per_call_s: float, timer: str) -> None:
+    assert batch_problem(mean_s, per_call_s, batch_calls(mean_s), timer) is None
+
+
+@pytest.mark.parametrize(("mean_s", "per_call_s", "timer"), [
+    (56.8e-6, 697e-6, HOST),  # a clock slowed 50x, timed hot
+    (40e-6, 1.0e-3, HOST),  # a detached thread works on for 2 ms after each call
+    (1e-3, 8.1e-3, DEVICE),  # device figures an eighth of what back-to-back calls take
+    (31.5e-6, 553e-6, HOST),  # a clock slowed 50x, on the same busy machine
+])
+def test_refuted_figures_are_refused_with_the_numbers(mean_s: float, per_call_s: float, timer: str) -> None:
+    problem = batch_problem(mean_s, per_call_s, batch_calls(mean_s), timer)
+    assert problem is not None
+    assert f"{mean_s * 1e6:.3g} us" in problem and f"{per_call_s * 1e6:.3g} us" in problem
+
+
+def test_batch_size_targets_a_fixed_time_within_limits() -> None:
+    assert 50_000 <= batch_calls(1e-6) <= 50_001
+    assert batch_calls(0.5) == 2
+    assert batch_calls(1e-9) == BATCH_MAX_CALLS
+    assert batch_calls(0.0) == BATCH_MAX_CALLS
+
+
+def test_samples_cannot_add_up_to_more_than_the_request_took() -> None:
+    assert samples_exceed_wall([0.1] * 10, 1.2) is None
+    problem = samples_exceed_wall([0.1] * 10, 0.5)
+    assert problem is not None and "0.5 s" in problem and "10 samples" in problem
+
+
+def test_threads_may_spin_briefly_after_a_call_but_not_work_on() -> None:
+    assert running_after_problem(0.004, 20e-6) is None  # an OpenMP pool spinning before it sleeps
+    assert running_after_problem(0.02774, 13.4e-3) is None  # the example suite's blocked_openmp matmul, busy machine
+    assert running_after_problem(0.3, 0.1) is None  # a long call: the bound grows with it
+    problem = running_after_problem(0.3, 35e-6)
+    assert problem is not None and "300 ms" in problem
