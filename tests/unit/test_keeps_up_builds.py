@@ -189,8 +189,11 @@ def test_a_test_waits_for_its_own_branch_and_a_timing_for_every_build(tmp_path: 
         assert baseline.worker is not None and not found["held"].prebuilt.done()  # type: ignore[union-attr]
         timer = threading.Thread(target=lambda: timing.append(measure(baseline, QUICK, 60)))
         timer.start()
-        timer.join(1.0)
+        deadline = time.monotonic() + 30
+        while waits != ["quiet"] and time.monotonic() < deadline:
+            time.sleep(0.01)
         assert timer.is_alive() and not timing and waits == ["quiet"]  # the timing waits for the held build
+        time.sleep(1.0)  # the timing is waiting now (or about to): the 0.5 s asserted below leaves half for a busy box
         toolchain.gate.set()
         timer.join(60)
         assert timing and len(timing[0]["samples"].seconds) >= QUICK.min_samples  # type: ignore[attr-defined]
