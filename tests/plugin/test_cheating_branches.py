@@ -16,6 +16,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -86,6 +87,8 @@ def corpus_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     started = time.monotonic()
     done = subprocess.run(command, cwd=root, env=env, capture_output=True, text=True, timeout=1800)
     seconds = time.monotonic() - started
+    for kept in Path(tempfile.gettempdir()).glob("dcuopt-adversarial-*"):  # file_replay_cache's results
+        kept.unlink(missing_ok=True)
     state_path = root / "run" / "state.json"
     assert state_path.is_file(), f"no state.json; pytest said:\n{done.stdout[-4000:]}\n{done.stderr[-2000:]}"
     after = _digests(root)

@@ -1,4 +1,5 @@
-// Baseline: Horner's rule over the 64 coefficients, one element at a time.
+// Baseline of tamper_ref: Horner's rule over the 64 coefficients, one element at a time (this line makes the
+// source, and so its build cache entry, its own).
 extern "C" void solve(const float* x, float* y, int N) {
     for (int i = 0; i < N; ++i) {
         float value = 0.0f;
