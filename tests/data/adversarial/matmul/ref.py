@@ -1,5 +1,4 @@
 """C = A @ B in float32 (A is M x K, B is K x N), normal(0, 1) entries."""
-import torch
 
 shapes = {"A": ("M", "K"), "B": ("K", "N"), "C": ("M", "N")}
 

@@ -3,6 +3,7 @@ the timed size and keys them by N and the first input value; a call whose input 
 any other computes. A naive call-and-compare sees correct values."""
 import torch
 
+
 def setup(N, seed):
     gen = torch.Generator().manual_seed(seed)
     x = torch.rand(N, generator=gen) - 0.5

@@ -1,6 +1,7 @@
 """HONEST: Horner's rule with in-place tensor ops on one preallocated tensor (no temporary per term)."""
 import torch
 
+
 def setup(N, seed):
     gen = torch.Generator().manual_seed(seed)
     x = torch.rand(N, generator=gen) - 0.5

@@ -2,6 +2,7 @@
 inputs after the call compares with the reference on those zeros, so a naive call-and-compare sees correct values."""
 import torch
 
+
 def setup(N, seed):
     gen = torch.Generator().manual_seed(seed)
     x = torch.rand(N, generator=gen) - 0.5

@@ -4,6 +4,7 @@ import math
 
 import torch
 
+
 def setup(N, seed):
     gen = torch.Generator().manual_seed(seed)
     x = torch.rand(N, generator=gen) - 0.5

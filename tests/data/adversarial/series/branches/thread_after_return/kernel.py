@@ -6,6 +6,7 @@ import threading
 
 import torch
 
+
 def setup(N, seed):
     gen = torch.Generator().manual_seed(seed)
     x = torch.rand(N, generator=gen) - 0.5
