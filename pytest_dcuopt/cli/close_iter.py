@@ -42,6 +42,7 @@ from .layout import (
     save_state,
 )
 from .open_iter import BUDGET_NAME, budget_line, load_budget, scaffold
+from .probe import PROBES_DIR, load_probes
 
 FLAT_ITERATIONS_FOR_TRIAGE = 3  # the seed: three iterations without a material gain -> SQTT triage
 EFFECTIVE, INEFFECTIVE, INCONCLUSIVE = "effective", "ineffective", "inconclusive"
@@ -104,7 +105,8 @@ def checked_methods(layout: RunLayout, state: dict[str, Any], index: int) -> tup
         raise LoopError(f"{folder / BUDGET_NAME} is missing: methods.json is checked against the budget of the "
                         f"current best. Run `dcuopt open-iter {layout.run_dir}` to profile it and write the budget.")
     selection = methods_json.Selection(index, budget["budget"], budget["bound"], budget["arch"], budget.get("stop"),
-                                       budget.get("reason") or "", methods_json.history_of(state, index))
+                                       budget.get("reason") or "", methods_json.history_of(state, index),
+                                       load_probes(layout.run_dir / PROBES_DIR))
     path = folder / "methods.json"
     validation = methods_json.validate(path, selection)
     if validation.problems:

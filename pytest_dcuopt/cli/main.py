@@ -5,10 +5,10 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from . import close_iter, env, finalize, open_iter, remote, setup_run, triton
+from . import close_iter, env, finalize, open_iter, probe, remote, setup_run, triton
 from .layout import LoopError
 
-COMMANDS = (env, setup_run, open_iter, close_iter, finalize, remote, triton)
+COMMANDS = (env, setup_run, open_iter, close_iter, finalize, remote, triton, probe)
 
 
 def parser() -> argparse.ArgumentParser:

@@ -48,7 +48,8 @@ Baseline of this iteration (the best so far): `{baseline}`
 ## Profile and budget
 {profile}
 
-Select exactly the budgeted number of methods per axis (close-iter rejects anything else: rule `budget`).
+Select the budgeted number of methods per axis (close-iter rejects more: rule `budget`). Fewer are accepted
+when a section `## Fewer methods than the budget` below says why (no method of the axis applies, ...).
 
 ## Methods selected
 One line per method of methods.json: the evidence (profile, ISA, source), and why higher-priority methods
