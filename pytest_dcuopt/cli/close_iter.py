@@ -86,6 +86,10 @@ def run(args: argparse.Namespace) -> int:
         outcome["isa"] = champion_isa(harness.report("isa_check.json"), outcome["champion"],
                                       [m["id"] for m in document["methods"]], toolchain_class(state["toolchain"]))
         outcome["ablation"] = ablate(layout, state, index, outcome["champion"], document, extra)
+    elif outcome["any_correct_branch"]:
+        correct = [n for n, b in outcome["branches"].items() if n != "baseline" and b["correct"] is True]
+        outcome["isa"] = branches_isa(harness.report("isa_check.json"), correct,
+                                      [m["id"] for m in document["methods"]], toolchain_class(state["toolchain"]))
     classified = classify(document["methods"], outcome)
     write_atomic(folder / "attribution.json", json.dumps({"iter": index, **outcome, "methods": classified,
                                                           "validation_notes": notes}, indent=2, default=str) + "\n")
@@ -179,7 +183,7 @@ def classify(declared: list[dict[str, Any]], outcome: dict[str, Any]) -> list[di
     for method in declared:
         entry: dict[str, Any] = {"id": method["id"], "name": method["name"], "axis": method["axis"]}
         if not outcome["promoted"]:
-            entry.update(_without_champion(outcome))
+            entry.update(_without_champion(outcome, isa.get(method["id"])))
             found.append(entry)
             continue
         check = isa.get(method["id"]) or {"isa": ISA_UNKNOWN, "detail": "no ISA check result for the champion"}
@@ -237,9 +241,34 @@ def _isa_state(outcome: str, method_id: str, family: str | None, registry: Regis
     return ISA_NO_SIGNATURE if signature is not None and signature.no_evidence else ISA_UNKNOWN
 
 
-def _without_champion(outcome: dict[str, Any]) -> dict[str, Any]:
+def branches_isa(report: dict[str, Any] | None, branches: Sequence[str], declared: Sequence[str],
+                 toolchain: type[Toolchain] | None = None) -> dict[str, dict[str, Any]]:
+    """Per method id, its ISA evidence over the correct branches of an iteration without a promotion: `present` in
+    one of them, else `missing` when some branch's dump lacks it, else what the checks said (`no signature`,
+    `unknown`). `branches` names each branch's own state."""
+    per_branch = {name: champion_isa(report, name, declared, toolchain) for name in branches}
+    found: dict[str, dict[str, Any]] = {}
+    for method_id in declared:
+        states = {name: checks[method_id] for name, checks in per_branch.items() if method_id in checks}
+        for wanted in (ISA_PRESENT, ISA_MISSING, ISA_NO_SIGNATURE):
+            named = [name for name, check in states.items() if check["isa"] == wanted]
+            if named:
+                first = states[named[0]]
+                found[method_id] = {**first, "branches": named,
+                                    "detail": f"{', '.join(named)}: {first['detail']}"[:300]}
+                break
+    return found
+
+
+def _without_champion(outcome: dict[str, Any], isa: dict[str, Any] | None = None) -> dict[str, Any]:
+    """No promotion: the seed's rule first (a method whose expected ISA is missing from every correct branch that
+    was checked was not implemented, whatever the timing), then the measurement."""
     if outcome["any_correct_branch"]:
-        return {"bucket": INEFFECTIVE,
+        check = isa or {"isa": ISA_UNKNOWN, "detail": "no ISA check result for the correct branches"}
+        if check["isa"] == ISA_MISSING:
+            return {"bucket": IMPLEMENTATION_FAILED, "isa": check,
+                    "note": f"expected ISA missing from the correct branches: {check['detail']}"[:400]}
+        return {"bucket": INEFFECTIVE, "isa": check,
                 "note": "correct branches were measured, none beat the current best beyond noise"}
     return {"bucket": INCONCLUSIVE, "note": "no branch built and passed correctness: the method was never measured"}
 
@@ -253,6 +282,10 @@ def bucket_from_ablation(result: dict[str, Any]) -> dict[str, Any]:
     if verdict in ("no measurable effect", "hurts"):
         return {"bucket": INEFFECTIVE, "note": f"removing it: {verdict}", "slowdown_interval":
                 result.get("slowdown_interval")}
+    if verdict == INCONCLUSIVE:
+        return {"bucket": INCONCLUSIVE, "note": f"removing it: {result.get('note') or 'inconclusive'}",
+                "slowdown_when_removed": result.get("slowdown_when_removed"),
+                "slowdown_interval": result.get("slowdown_interval")}
     return {"bucket": INCONCLUSIVE, "note": f"ablated build {verdict}: {str(result.get('message', ''))[:300]}"}
 
 

@@ -211,6 +211,7 @@ def render_summary(state: Mapping[str, Any]) -> str:
             out += _sized_section(result) if result.get("sizes") else _champion_section(result)
             out += _problems(result)
             out += _isa_lines(result)
+            out += _ablation_lines(result)
     if any(timing.get("concurrent_workers", 1) > 1 for timing in all_timings(state)):
         out += ["**Warning:** timings were taken while several xdist workers ran at once; they are fit for a "
                 "correctness sweep, not for comparison. Re-run the benchmarks with `-n 0`.", ""]
@@ -379,6 +380,21 @@ def _isa_lines(result: Mapping[str, Any]) -> list[str]:
         lines.append(f"- ISA **{md_text(name)}**: {md_text(isa['outcome'])} ({md_text(isa['family'])}, "
                      f"{md_text(isa.get('arch') or 'arch not recorded')})")
         lines += [f"  - {md_text(c)}" for c in unmet[:8]]
+    return [*lines, ""] if lines else []
+
+
+def _ablation_lines(result: Mapping[str, Any]) -> list[str]:
+    """One line per ablated branch and method (ablation.json has the rounds): outcome, slowdown when removed."""
+    lines: list[str] = []
+    for name, branch in result["branches"].items():
+        ablation = (branch.get("observations") or {}).get("ablation")
+        if not ablation:
+            continue
+        lines.append(f"- Ablation **{md_text(name)}** ({ablation.get('rounds')} rounds):")
+        for method, found in ablation.get("methods", {}).items():
+            slowdown = found.get("slowdown_when_removed")
+            figure = f", {slowdown}x slower without it {found.get('slowdown_interval')}" if slowdown else ""
+            lines.append(f"  - {md_code(method)}: {md_text(found.get('outcome'))}{md_text(figure)}")
     return [*lines, ""] if lines else []
 
 
