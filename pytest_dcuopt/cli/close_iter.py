@@ -30,27 +30,29 @@ from ..toolchains.base import Toolchain
 from . import methods as methods_json
 from .harness import HarnessRun, branch_problem, run_pytest, speedup_interval, toolchain_entry
 from .layout import (
+    FLAT_ITERATIONS_FOR_TRIAGE,
     METHOD_LISTS,
     LoopError,
     RunLayout,
     add_run_dir_command,
     copy_fresh,
     current_iteration,
+    flat_iterations,
     iteration_record,
     kernel_file,
     open_run,
     save_state,
 )
-from .open_iter import BUDGET_NAME, budget_line, load_budget, scaffold
+from .open_iter import BUDGET_NAME, baseline_entry, budget_line, load_budget, profile_verdict, scaffold
 from .probe import PROBES_DIR, load_probes
 
-FLAT_ITERATIONS_FOR_TRIAGE = 3  # the seed: three iterations without a material gain -> SQTT triage
 EFFECTIVE, INEFFECTIVE, INCONCLUSIVE = "effective", "ineffective", "inconclusive"
 IMPLEMENTATION_FAILED = "implementation_failed"
 ISA_PRESENT, ISA_MISSING, ISA_NO_SIGNATURE, ISA_UNKNOWN = "present", "missing", "no signature", "unknown"
 
-# Everything but the ablation (run for the champion only) and the baseline's profile (open-iter's).
-MEASURE_SELECTION = "not test_ablation and not (test_profile and baseline)"
+# Everything but the ablation and the profile (run for the champion only; the baseline's is open-iter's).
+MEASURE_SELECTION = "not test_ablation and not test_profile"
+CHAMPION_PROFILE = "champion_profile"
 MIN_GAIN = 0.02  # the seed's noise threshold: a promotion must be worth more than drift
 
 
@@ -86,6 +88,7 @@ def run(args: argparse.Namespace) -> int:
         outcome["isa"] = champion_isa(harness.report("isa_check.json"), outcome["champion"],
                                       [m["id"] for m in document["methods"]], toolchain_class(state["toolchain"]))
         outcome["ablation"] = ablate(layout, state, index, outcome["champion"], document, extra)
+        outcome["champion_profile"] = profile_champion(layout, state, index, outcome["champion"], extra)
     elif outcome["any_correct_branch"]:
         correct = [n for n, b in outcome["branches"].items() if n != "baseline" and b["correct"] is True]
         outcome["isa"] = branches_isa(harness.report("isa_check.json"), correct,
@@ -162,6 +165,23 @@ def ablate(layout: RunLayout, state: dict[str, Any], index: int, champion: str, 
     if not entries:
         return {"status": "not run", "reason": ablation_missing(harness)}
     return {"status": "ran", **entries[0]}
+
+
+def profile_champion(layout: RunLayout, state: dict[str, Any], index: int, champion: str,
+                     extra: list[str]) -> dict[str, Any]:
+    """The promoted branch under the `profile` marker, as open-iter profiles the best (the seed profiles the champion
+    too): iterv<i>/champion_profile.json, and its summary (verdict, bound, register pressure)."""
+    folder = layout.iteration(index)
+    node = f"{folder / 'ref.py'}::test_profile_{state['toolchain']}[{champion}]"
+    harness = run_pytest([node], folder / CHAMPION_PROFILE, [*extra, "-rs"], cwd=layout.run_dir)
+    entry = baseline_entry(harness, folder.name, state["toolchain"], champion)
+    verdict = profile_verdict(entry, harness, state["toolchain"])
+    write_atomic(folder / f"{CHAMPION_PROFILE}.json", json.dumps(
+        {"iter": index, "branch": champion, "verdict": verdict, "command": harness.result.command_line,
+         "exit_status": harness.result.returncode, "profile": entry}, indent=2, default=str) + "\n")
+    roofline = (entry or {}).get("roofline") or {}
+    return {"verdict": verdict, "bound": roofline.get("bound"), "utilization": roofline.get("utilization"),
+            "registers": (entry or {}).get("registers"), "file": str(folder / f"{CHAMPION_PROFILE}.json")}
 
 
 def ablation_missing(harness: HarnessRun) -> str:
@@ -329,6 +349,11 @@ def update_state(layout: RunLayout, state: dict[str, Any], index: int, record: d
                           for name, b in outcome["branches"].items()
                           if name not in ("baseline", outcome["champion"]) and b["correct"] is True and b["median_ms"]]
     state["iterations"][str(index)] = {**record, "status": "closed", "closed_at": now()}
+    state["roofline_history"] = [r for r in state.get("roofline_history", [])
+                                 if (r.get("iter"), r.get("stage")) != (index, "champion")]
+    if outcome.get("champion_profile"):
+        state["roofline_history"].append({"iter": index, "stage": "champion", "branch": outcome["champion"],
+                                          **outcome["champion_profile"]})
     state["recommendation"] = recommendation(state)
 
 
@@ -340,14 +365,11 @@ def _ablation_summary(ablation: dict[str, Any] | None) -> dict[str, Any] | None:
 
 
 def recommendation(state: dict[str, Any]) -> str | None:
-    flat = 0
-    for entry in reversed(state["history"]):
-        if entry["status"] == "improved":
-            break
-        flat += 1
+    flat = flat_iterations(state)
     if flat >= FLAT_ITERATIONS_FOR_TRIAGE:
-        return (f"{flat} iterations without a gain beyond noise: triage with SQTT (hipprof --sqtt on DCU, ncu source "
-                "counters on NVIDIA) before selecting more source changes")
+        return (f"{flat} iterations without a material gain: the next `dcuopt open-iter` triages with SQTT (hipprof "
+                "--sqtt on a DCU, iterv<i>/sqtt_triage.json; ncu source counters on NVIDIA) before more source "
+                "changes")
     return None
 
 

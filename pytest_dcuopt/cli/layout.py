@@ -131,3 +131,19 @@ def current_iteration(state: dict[str, Any]) -> int | None:
     """The highest opened iteration (None before the first open-iter)."""
     opened = [int(k) for k in state.get("iterations", {})]
     return max(opened) if opened else None
+
+
+FLAT_ITERATIONS_FOR_TRIAGE = 3  # the seed: three iterations in a row without a material gain -> SQTT triage
+
+
+def flat_iterations(state: dict[str, Any]) -> int:
+    """Closed iterations in a row, counted back from the last, without a material gain: no promotion, or a promotion
+    whose speedup is below the run's noise threshold (`noise_threshold_pct`, the seed's 2%)."""
+    material = 1 + float(state.get("noise_threshold_pct") or 0) / 100
+    flat = 0
+    for entry in reversed(state.get("history", [])):
+        if entry["status"] == "improved" and (entry.get("speedup_vs_best_before") or 0) >= material:
+            break
+        flat += 1
+    return flat
+
