@@ -65,7 +65,8 @@ LEGEND = ("`median ms`, `IQR ms`, `rounds`: the branch's own timing run. `A/B ms
           "`beats noise` is `-` when nothing was compared (the branch was never timed, or no baseline was). "
           "`[sync]`: the solve synchronizes or allocates, so it was timed one call per sample (by its build's sync "
           "hooks, else the profiler's kernel records; docs/gpu-timing.md); `(too few clean samples)`: the median is "
-          "not trustworthy.")
+          "not trustworthy; `(not representative: emulated)`: timed under an emulator (the Triton interpreter on the "
+          "CPU), which says nothing about GPU performance.")
 
 
 def _median_cell(timing: Mapping[str, Any]) -> str:
@@ -75,6 +76,8 @@ def _median_cell(timing: Mapping[str, Any]) -> str:
         cell += " [sync]"
     if timing and timing.get("quality", "ok") != "ok":
         cell += " (too few clean samples)"
+    if timing.get("representative") is False:
+        cell += " (not representative: emulated)"
     return cell
 
 
