@@ -15,9 +15,11 @@
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import shlex
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from ..files import write_atomic
@@ -25,12 +27,14 @@ from ..isa.checks import FAIL, PASS
 from ..isa.signatures import Registry
 from ..isa.signatures import load as load_signatures
 from ..report.machine import now
+from ..tool import ToolResult
 from ..toolchains import toolchain_class
 from ..toolchains.base import Toolchain
 from . import methods as methods_json
 from .harness import HarnessRun, branch_problem, run_pytest, speedup_interval, toolchain_entry
 from .layout import (
     FLAT_ITERATIONS_FOR_TRIAGE,
+    INGESTED_NAME,
     METHOD_LISTS,
     LoopError,
     RunLayout,
@@ -60,6 +64,9 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser = add_run_dir_command(commands, "close-iter", "measure the open iteration and update the run's state", run)
     parser.add_argument("--iter", type=int, default=None, help="iteration (default: the last opened)")
     parser.add_argument("--pytest-args", default="", help="extra pytest arguments for this close")
+    parser.add_argument("--ingested", action="store_true",
+                        help="judge the results `dcuopt ingest` placed in iterv<i>/pytest/ (measured on another "
+                             "machine) instead of measuring here; the champion's ablation and profile are not run")
     parser.add_argument("--min-gain", type=float, default=MIN_GAIN,
                         help="a branch replaces the current best only when its whole A/B speedup interval lies above "
                              f"1 + this (the seed's noise threshold). Default: {MIN_GAIN}")
@@ -80,15 +87,21 @@ def run(args: argparse.Namespace) -> int:
     scaffold(layout, state, index, record)  # regenerates ref.py/dims.json and restores the frozen baseline copy
     extra = [f"--dcuopt-toolchain={state['toolchain']}", *state.get("pytest_args", []), *shlex.split(args.pytest_args)]
     folder = layout.iteration(index)
-    harness = run_pytest([str(folder)], layout.harness_dir(index), [*extra, "-k", MEASURE_SELECTION],
-                         cwd=layout.run_dir)
+    if args.ingested:
+        harness = ingested_run(layout, index)
+    else:
+        harness = run_pytest([str(folder)], layout.harness_dir(index), [*extra, "-k", MEASURE_SELECTION],
+                             cwd=layout.run_dir)
     entry = toolchain_entry(harness, folder.name, state["toolchain"])
     outcome = judge_branches(entry, args.min_gain)
     if outcome["promoted"]:
         outcome["isa"] = champion_isa(harness.report("isa_check.json"), outcome["champion"],
                                       [m["id"] for m in document["methods"]], toolchain_class(state["toolchain"]))
-        outcome["ablation"] = ablate(layout, state, index, outcome["champion"], document, extra)
-        outcome["champion_profile"] = profile_champion(layout, state, index, outcome["champion"], extra)
+        if args.ingested:
+            outcome["ablation"] = {"status": "not run", "reason": NOT_IN_PACK}
+        else:
+            outcome["ablation"] = ablate(layout, state, index, outcome["champion"], document, extra)
+            outcome["champion_profile"] = profile_champion(layout, state, index, outcome["champion"], extra)
     elif outcome["any_correct_branch"]:
         correct = [n for n, b in outcome["branches"].items() if n != "baseline" and b["correct"] is True]
         outcome["isa"] = branches_isa(harness.report("isa_check.json"), correct,
@@ -165,6 +178,38 @@ def ablate(layout: RunLayout, state: dict[str, Any], index: int, champion: str, 
     if not entries:
         return {"status": "not run", "reason": ablation_missing(harness)}
     return {"status": "ran", **entries[0]}
+
+
+NOT_IN_PACK = ("close-iter --ingested judged results measured on another machine; the champion's ablation is not "
+               "part of the pack: run `dcuopt close-iter` where the device is to measure it")
+
+
+def ingested_run(layout: RunLayout, index: int) -> HarnessRun:
+    """The harness run `dcuopt ingest` placed in iterv<i>/pytest/, after checking that every packed file is still
+    what was measured (a file changed since the pack makes the results stale)."""
+    folder = layout.harness_dir(index)
+    record_path = folder / INGESTED_NAME
+    if not record_path.is_file():
+        raise LoopError(f"{folder} holds no ingested results ({INGESTED_NAME} is missing): `dcuopt pack "
+                        f"{layout.run_dir}`, run it on the device host, then `dcuopt ingest {layout.run_dir} "
+                        "results.tar.gz`; or close without --ingested to measure here.")
+    record = json.loads(record_path.read_text())
+    manifest = record["manifest"]
+    if int(manifest.get("iteration") or 0) != index:
+        raise LoopError(f"the ingested results are of iteration {manifest.get('iteration')}, not {index}.")
+    changed = [f"{name} ({entry['source']})" for name, entry in manifest["files"].items()
+               if not Path(entry["source"]).is_file()
+               or hashlib.sha256(Path(entry["source"]).read_bytes()).hexdigest() != entry["source_sha256"]]
+    if changed:
+        raise LoopError(f"{', '.join(changed)} changed here since the pack was made: the ingested results measured "
+                        "the earlier version. Pack again, run it there, ingest, then close.")
+    log = folder / "pytest.log"
+    status = str(record.get("exit_status", ""))
+    result = ToolResult(tuple(shlex.split(manifest["command"])), int(status) if status.lstrip("-").isdigit() else -1,
+                        log.read_text(errors="replace") if log.is_file() else "", "", 0.0)
+    print(f"close-iter: judging the results ingested at {record.get('ingested_at')} from {record.get('from')} "
+          "(measured on the remote machine; nothing is measured here)")
+    return HarnessRun(result, folder)
 
 
 def profile_champion(layout: RunLayout, state: dict[str, Any], index: int, champion: str,

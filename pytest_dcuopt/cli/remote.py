@@ -33,14 +33,21 @@ from ..case.model import is_case_dir
 from ..files import write_atomic
 from ..report.machine import now
 from .close_iter import MEASURE_SELECTION
-from .layout import STATE_NAME, LoopError, RunLayout, current_iteration, iteration_record, load_state
+from .layout import (
+    INGESTED_NAME,
+    STATE_NAME,
+    LoopError,
+    RunLayout,
+    current_iteration,
+    iteration_record,
+    load_state,
+)
 from .open_iter import prepare_case
 
 PACK_FORMAT, PACK_VERSION = "dcuopt-pack", 1
 MANIFEST, RUN_SCRIPT, RESULTS = "manifest.json", "run.sh", "results"
 REMOTE_RUN_DIR = f"{RESULTS}/pytest"  # the harness's run directory on the remote machine, relative to the pack
 CASE_REF = "case_ref.py"  # an iteration's case ref.py, carried beside the generated one
-INGESTED = "ingested.json"
 # What a case is made of (case/model.py): read by collection, the build or the generated ref.py.
 CASE_FILES = ("ref.py", "dims.json", "dims.*.json", "methods.json", "kernel.*")
 CASE_FOLDERS = ("branches", "ablations")
@@ -381,7 +388,7 @@ def place(results: Path, destination: Path, manifest: Mapping[str, Any], archive
         shutil.copyfile(results / "pytest.log", destination / "pytest.log")
     record = {"ingested_at": now(), "from": str(archive), "exit_status": exit_status(results),
               "remote": read_remote(results), "manifest": dict(manifest)}
-    write_atomic(destination / INGESTED, json.dumps(record, indent=2) + "\n")
+    write_atomic(destination / INGESTED_NAME, json.dumps(record, indent=2) + "\n")
 
 
 def exit_status(results: Path) -> str:

@@ -117,3 +117,21 @@ def test_a_packed_iteration_runs_elsewhere_and_is_ingested_where_close_iter_read
     run_remote(remote)
     message = refusal(capsys, run_dir, remote / "results.tar.gz")
     assert "iterv1/branches/b2/kernel.cpp" in message and "differed from the pack" in message
+
+    # close-iter finishes the iteration from the ingested results (the forced ingest above), measuring nothing here.
+    before = (harness_dir / "state.json").read_text()
+    assert dcuopt("close-iter", run_dir, "--ingested") == 0
+    assert (harness_dir / "state.json").read_text() == before and (harness_dir / "ingested.json").is_file()
+    closed = json.loads((run_dir / "state.json").read_text())
+    assert [(h["status"], h["champion"]) for h in closed["history"]] == [("improved", "b1")]
+    attribution = json.loads((iteration / "attribution.json").read_text())
+    assert attribution["ablation"]["status"] == "not run" and "--ingested" in attribution["ablation"]["reason"]
+    assert not (iteration / "ablation").exists() and not (iteration / "champion_profile.json").exists()
+    b1.write_text(original + "// edited after the ingest\n")
+    assert "changed here since the pack" in _close_refusal(capsys, run_dir)
+
+
+def _close_refusal(capsys: pytest.CaptureFixture[str], run_dir: Path) -> str:
+    capsys.readouterr()
+    assert dcuopt("close-iter", run_dir, "--ingested") == 2
+    return capsys.readouterr().err
