@@ -5,9 +5,21 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pytest_dcuopt.cli import main as cli
-from pytest_dcuopt.cli.probe import AVAILABLE, INCONCLUSIVE, UNAVAILABLE, Probe, load_probes, probe_call
+from pytest_dcuopt.cli.probe import (
+    AVAILABLE,
+    INCONCLUSIVE,
+    UNAVAILABLE,
+    Probe,
+    arch_rejection,
+    compiler_words,
+    load_probes,
+    probe_call,
+)
+from pytest_dcuopt.tool import ToolResult
 from pytest_dcuopt.toolchains.hip import HipToolchain
 
 HIPCC = HipToolchain("gfx90a").compiler()
@@ -73,3 +85,12 @@ def test_a_compiler_that_cannot_be_run_makes_the_probe_inconclusive_with_the_ins
     record = probe_call(Probe(READFIRSTLANE, "gfx90a"), tmp_path, hipcc=str(tmp_path / "no-such-hipcc"))
     assert record["status"] == INCONCLUSIVE and "could not be run" in record["reason"]
     assert "install a HIP compiler" in record["reason"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=st.text(max_size=3000))
+def test_any_compiler_output_gives_at_most_six_error_lines(text: str) -> None:
+    words = compiler_words(ToolResult(("hipcc",), 1, "", text, 0.0))
+    assert len(words.splitlines()) <= 6
+    assert arch_rejection(ToolResult(("hipcc",), 1, "", text, 0.0), "gfx936") in (None, *[
+        line.strip() for line in text.splitlines()])
