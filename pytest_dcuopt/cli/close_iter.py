@@ -47,7 +47,7 @@ from .layout import (
     open_run,
     save_state,
 )
-from .open_iter import BUDGET_NAME, baseline_entry, budget_line, load_budget, profile_verdict, scaffold
+from .open_iter import BUDGET_NAME, branch_profile, budget_line, load_budget, profile_verdict, scaffold
 from .probe import PROBES_DIR, load_probes
 
 EFFECTIVE, INEFFECTIVE, INCONCLUSIVE = "effective", "ineffective", "inconclusive"
@@ -219,7 +219,7 @@ def profile_champion(layout: RunLayout, state: dict[str, Any], index: int, champ
     folder = layout.iteration(index)
     node = f"{folder / 'ref.py'}::test_profile_{state['toolchain']}[{champion}]"
     harness = run_pytest([node], folder / CHAMPION_PROFILE, [*extra, "-rs"], cwd=layout.run_dir)
-    entry = baseline_entry(harness, folder.name, state["toolchain"], champion)
+    entry = branch_profile(harness, folder.name, state["toolchain"], champion)
     verdict = profile_verdict(entry, harness, state["toolchain"])
     write_atomic(folder / f"{CHAMPION_PROFILE}.json", json.dumps(
         {"iter": index, "branch": champion, "verdict": verdict, "command": harness.result.command_line,

@@ -160,7 +160,7 @@ def profile_current_best(layout: RunLayout, state: dict[str, Any], index: int, r
     extra = [f"--dcuopt-toolchain={state['toolchain']}", *state.get("pytest_args", []), "-rs",
              "-k", PROFILE_SELECTION]
     harness = run_pytest([str(folder)], folder / PROFILE_RUN, extra, cwd=layout.run_dir)
-    entry = baseline_entry(harness, folder.name, state["toolchain"])
+    entry = branch_profile(harness, folder.name, state["toolchain"])
     verdict = profile_verdict(entry, harness, state["toolchain"])
     write_atomic(folder / PROFILE_NAME, json.dumps(
         {"iter": index, "verdict": verdict, "baseline_file": record["baseline_file"],
@@ -216,7 +216,7 @@ def roofline_entry(index: int, budget: dict[str, Any] | None) -> dict[str, Any]:
             "registers": budget.get("registers"), "baseline_file": budget.get("baseline_file")}
 
 
-def baseline_entry(harness: HarnessRun, case: str, toolchain: str, branch: str = "baseline") -> dict[str, Any] | None:
+def branch_profile(harness: HarnessRun, case: str, toolchain: str, branch: str = "baseline") -> dict[str, Any] | None:
     """The profile marker's entry for `branch` in the harness run's profile.json (None when it wrote none)."""
     report = harness.report(PROFILE_NAME) or {}
     found = [e for e in report.get("profiles", [])
