@@ -15,10 +15,10 @@ Written into the case folder:
   what to write;
 * `dims.json`: the captured scalar arguments.
 
-The captured module calls `triton_helpers.set_driver_to_gpu()` when it is imported, which raises Inductor's
+A module Inductor generated for a GPU calls `triton_helpers.set_driver_to_gpu()` when it is imported, which raises
 "Could not find an active GPU backend" on a machine without one: ref.py ends with `GPU_GUARD`, a `pytestmark` that
-asks a subprocess whether a GPU backend is active and skips the case with Inductor's words when not (a CPU cannot run
-the generated module, which is not a failure of the kernel).
+imports the module once in a subprocess and skips the case with Inductor's words when that is the error (a CPU
+cannot run the generated module, which is not a failure of the kernel); a module that imports runs as before.
 """
 from __future__ import annotations
 
@@ -33,18 +33,23 @@ from .records import FlowError, read_json
 
 GPU_GUARD = '''
 
-# Inductor's module needs a GPU backend when it is imported: without one, every test would fail on that, not on the
-# kernel. Asked in a subprocess so pytest itself never selects a driver.
+# Inductor's generated module may need a GPU backend when it is imported (`triton_helpers.set_driver_to_gpu()`):
+# without one every test would fail on that, not on the kernel. Imported once in a subprocess, so pytest itself never
+# selects a driver; any other import error is left to the tests to report.
 import subprocess as _subprocess
 import sys as _sys
+from pathlib import Path as _Path
 
 import pytest as _pytest
 
-_probe = _subprocess.run([_sys.executable, "-c", "from torch._inductor.runtime import triton_helpers; "
-                          "triton_helpers.set_driver_to_gpu()"], capture_output=True, text=True, timeout=300)
-_why = (_probe.stderr.strip().splitlines() or ["exit %d" % _probe.returncode])[-1]
-pytestmark = [_pytest.mark.skipif(_probe.returncode != 0, reason="the captured Inductor module cannot be imported "
-                                  "here: " + _why + " (it runs on a GPU; `dcuopt triton run` re-times kernels there)")]
+_NO_GPU = "Could not find an active GPU backend"
+_probe = _subprocess.run([_sys.executable, "-c", "import importlib.util as u, sys; s = u.spec_from_file_location("
+                          "'inductor_kernel', sys.argv[1]); s.loader.exec_module(u.module_from_spec(s))",
+                          str(_Path(__file__).with_name("inductor_kernel.py"))], capture_output=True, text=True,
+                         timeout=300)
+pytestmark = [_pytest.mark.skipif(_NO_GPU in _probe.stderr, reason="the captured Inductor module cannot be imported "
+                                  "here: RuntimeError: " + _NO_GPU + " (it runs on a GPU; `dcuopt triton run` "
+                                  "re-times kernels there)")]
 '''
 GRID_AXES = (("xnumel", "XBLOCK"), ("ynumel", "YBLOCK"), ("znumel", "ZBLOCK"))
 _OUTPUT_RE = re.compile(r"^(?:in_)?out_ptr\d*$")
