@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import pickle
+import platform
 import sys
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -97,9 +98,10 @@ class ProfileObserver:
             collected = backend.collect(job)
         target = read_target_result(request)
         entry = self.analyse(variant, spec, dims, backend, kernels, collected, target)
+        arch = dump.arch or (platform.machine() if dump.family == "x86" else None)  # host code: the host's arch
         entry.update({"nodeid": nodeid, "workdir": str(workdir), "kernel_names": dict(kernels.names),
-                      "isa_dump": {"family": dump.family, "arch": dump.arch, "errors": list(dump.errors)},
-                      "registers": register_pressure(dump.resources, dump.arch)})
+                      "isa_dump": {"family": dump.family, "arch": arch, "errors": list(dump.errors)},
+                      "registers": register_pressure(dump.resources, arch)})
         return entry
 
     def write_request(self, variant: Variant, backend: ProfileBackend, spec: ProfileSpec, dims: Mapping[str, Any],
