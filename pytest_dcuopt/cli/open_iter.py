@@ -189,7 +189,9 @@ def write_triage(layout: RunLayout, state: dict[str, Any], index: int) -> dict[s
     target = [sys.executable, "-m", "pytest_dcuopt.run.profile_target", str(workdir / "request.pickle")]
     kernels = sorted((entry or {}).get("kernel_names") or {})
     hipprof = TOOL_FINDERS["hipprof"]()
-    passes = [sqtt.summarize(p) for p in sorted((folder / PROFILE_RUN).rglob("sqtt")) if p.is_dir()]
+    # open-iter's own profile run, and a pack's run brought back by `dcuopt ingest` (into iterv<i>/pytest/)
+    passes = [sqtt.summarize(p) for run in (PROFILE_RUN, "pytest") for p in sorted((folder / run).rglob("sqtt"))
+              if p.is_dir()]
     document = {
         "iter": index, "flat_iterations": flat_iterations(state),
         "reason": f"{flat_iterations(state)} iterations in a row without a gain above the noise threshold "
@@ -198,8 +200,9 @@ def write_triage(layout: RunLayout, state: dict[str, Any], index: int) -> dict[s
         "ran_here": bool(passes),
         "where": ("open-iter's profile run asked the hipprof backend for this pass (its files are under "
                   f"{folder / PROFILE_RUN})") if hipprof else
-                 ("hipprof is not installed here: run `command` on the DCU host (after `dcuopt pack` of the iteration "
-                  "the paths are the pack's), copy its sqtt_json/ into iterv<i>/sqtt/, then `dcuopt open-iter` again"),
+                 ("hipprof is not installed here: `dcuopt pack` of this iteration runs the best's profile with this "
+                  "pass on the DCU host; after `dcuopt ingest`, `dcuopt open-iter` again summarizes what came back "
+                  "(or run `command` there by hand and copy its sqtt_json/ into iterv<i>/sqtt/)"),
         "passes": passes + ([sqtt.summarize(folder / "sqtt")] if (folder / "sqtt").is_dir() else []),
         "format": sqtt.UNVERIFIED, "created_at": now()}
     write_atomic(folder / "sqtt_triage.json", json.dumps(document, indent=2, default=str) + "\n")

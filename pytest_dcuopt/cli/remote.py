@@ -42,9 +42,10 @@ from .layout import (
     iteration_record,
     load_state,
 )
-from .open_iter import prepare_case
+from .open_iter import prepare_case, triage_due
 
 PACK_FORMAT, PACK_VERSION = "dcuopt-pack", 1
+TRIAGE_SELECTION = f"{MEASURE_SELECTION} or (test_profile and baseline)"  # the best's profile, with its SQTT pass
 MANIFEST, RUN_SCRIPT, RESULTS = "manifest.json", "run.sh", "results"
 REMOTE_RUN_DIR = f"{RESULTS}/pytest"  # the harness's run directory on the remote machine, relative to the pack
 CASE_REF = "case_ref.py"  # an iteration's case ref.py, carried beside the generated one
@@ -131,7 +132,9 @@ def iteration_pack(run_dir: Path, index: int | None, extra: list[str]) -> Pack:
     reference = Path(state["ref_file"])
     files.append(PackedFile(f"{folder.name}/ref.py", folder / "ref.py", portable_shim(folder / "ref.py", reference)))
     files.append(PackedFile(f"{folder.name}/{CASE_REF}", reference, reference.read_bytes()))
-    args = [f"--dcuopt-toolchain={state['toolchain']}", *state.get("pytest_args", []), *extra, "-k", MEASURE_SELECTION]
+    # After three flat iterations the best's profile (its mark asks hipprof for the SQTT pass) runs there too.
+    selection = TRIAGE_SELECTION if triage_due(state, index) else MEASURE_SELECTION
+    args = [f"--dcuopt-toolchain={state['toolchain']}", *state.get("pytest_args", []), *extra, "-k", selection]
     return Pack("iteration", folder.name, run_dir, sorted(files, key=lambda f: f.name), args, index,
                 state["toolchain"])
 
