@@ -15,11 +15,9 @@
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import shlex
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from ..files import write_atomic
@@ -46,6 +44,7 @@ from .layout import (
     kernel_file,
     open_run,
     save_state,
+    stale_sources,
 )
 from .open_iter import BUDGET_NAME, branch_profile, budget_line, load_budget, profile_verdict, scaffold
 from .probe import PROBES_DIR, load_probes
@@ -197,9 +196,7 @@ def ingested_run(layout: RunLayout, index: int) -> HarnessRun:
     manifest = record["manifest"]
     if int(manifest.get("iteration") or 0) != index:
         raise LoopError(f"the ingested results are of iteration {manifest.get('iteration')}, not {index}.")
-    changed = [f"{name} ({entry['source']})" for name, entry in manifest["files"].items()
-               if not Path(entry["source"]).is_file()
-               or hashlib.sha256(Path(entry["source"]).read_bytes()).hexdigest() != entry["source_sha256"]]
+    changed = stale_sources(manifest)
     if changed:
         raise LoopError(f"{', '.join(changed)} changed here since the pack was made: the ingested results measured "
                         "the earlier version. Pack again, run it there, ingest, then close.")

@@ -148,3 +148,11 @@ def flat_iterations(state: dict[str, Any]) -> int:
         flat += 1
     return flat
 
+
+def stale_sources(manifest: dict[str, Any]) -> list[str]:
+    """The packed files (of a `dcuopt pack` manifest) whose source here is gone or no longer has the hash it had when
+    packed: results measured from them describe an earlier version."""
+    return [f"{name} ({entry['source']})" for name, entry in manifest["files"].items()
+            if not Path(entry["source"]).is_file()
+            or hashlib.sha256(Path(entry["source"]).read_bytes()).hexdigest() != entry["source_sha256"]]
+

@@ -25,7 +25,16 @@ from ..report.machine import now
 from ..toolchains import toolchain_class
 from . import env
 from .harness import branch_problem, run_pytest
-from .layout import LAYOUT_VERSION, METHOD_LISTS, LoopError, RunLayout, copy_fresh, save_state
+from .layout import (
+    INGESTED_NAME,
+    LAYOUT_VERSION,
+    METHOD_LISTS,
+    LoopError,
+    RunLayout,
+    copy_fresh,
+    save_state,
+    stale_sources,
+)
 
 DEFAULT_ITERATIONS = 3  # the seed's defaults
 DEFAULT_BRANCHES = 4
@@ -51,6 +60,10 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                         help="the run directory (default <case>/run_<timestamp>); an existing one with no iteration "
                              "opened is set up again")
     parser.add_argument("--pytest-args", default="", help="extra pytest arguments for every harness run of this run")
+    parser.add_argument("--preflight-from", type=Path, default=None, metavar="DIR",
+                        help="judge the case's results measured on another machine instead of running the preflight "
+                             "here (a DCU on another host): `dcuopt pack CASE_DIR --toolchain T`, run it there, then "
+                             "`dcuopt ingest CASE_DIR results.tar.gz --into DIR`")
     parser.set_defaults(run=run)
 
 
@@ -66,7 +79,11 @@ def run(args: argparse.Namespace) -> int:
     run_dir = choose_run_dir(case_dir, args.run_dir)
     pytest_args = shlex.split(args.pytest_args)
     with tempfile.TemporaryDirectory(prefix="dcuopt-preflight-") as scratch:
-        toolchain, baseline, preflight = run_preflight(case_dir, args.backend, pytest_args, Path(scratch))
+        if args.preflight_from is not None:
+            toolchain, baseline, preflight = ingested_preflight(case_dir, args.backend, args.preflight_from.resolve())
+            shutil.copytree(args.preflight_from, Path(scratch) / "preflight")
+        else:
+            toolchain, baseline, preflight = run_preflight(case_dir, args.backend, pytest_args, Path(scratch))
         layout = RunLayout(run_dir)
         if layout.baseline_dir.exists():
             shutil.rmtree(layout.baseline_dir)
@@ -123,14 +140,53 @@ def run_preflight(case_dir: Path, backend: str | None, pytest_args: list[str],
     if len(passed) > 1:
         raise LoopError(f"the baseline ran on several toolchains ({', '.join(sorted(passed))}); the loop optimizes "
                         "for one: pass --backend NAME.")
+    return preflight_record(passed, harness.result.command_line, now())
+
+
+def preflight_record(passed: dict[str, Any], command: str, ran_at: str | None) -> tuple[str, str, dict[str, Any]]:
+    """(toolchain, baseline file name, what preflight saw) of the one toolchain whose baseline passed."""
     toolchain, record = next(iter(passed.items()))
     name = Path(record["source"]).name
     if Path(name).suffix not in toolchain_class(toolchain).extensions:
         raise LoopError(f"the {toolchain} baseline {name} has a suffix that toolchain does not build.")
-    return toolchain, name, {"toolchain": toolchain, "command": harness.result.command_line,
+    return toolchain, name, {"toolchain": toolchain, "command": command,
                              "examples": record.get("examples"), "timing": record.get("timing"),
                              "timing_problem": None if record.get("timing") else branch_problem(record),
-                             "ran_at": now()}
+                             "ran_at": ran_at}
+
+
+def ingested_preflight(case_dir: Path, backend: str | None, folder: Path) -> tuple[str, str, dict[str, Any]]:
+    """The preflight judged from a case's results measured elsewhere and ingested into `folder`: the pack must be of
+    this case, its sources unchanged here, and the baseline correct there."""
+    record_path = folder / INGESTED_NAME
+    if not record_path.is_file():
+        raise LoopError(f"{folder} holds no ingested results ({INGESTED_NAME} is missing): `dcuopt pack {case_dir} "
+                        f"--toolchain T`, run it on the device host, then `dcuopt ingest {case_dir} results.tar.gz "
+                        f"--into {folder}`.")
+    record = json.loads(record_path.read_text())
+    manifest = record["manifest"]
+    if manifest.get("kind") != "case" or Path(manifest.get("target", "")) != case_dir:
+        raise LoopError(f"the results in {folder} are of {manifest.get('target')} ({manifest.get('kind')}), not of "
+                        f"the case {case_dir}.")
+    stale = stale_sources(manifest)
+    if stale:
+        raise LoopError(f"{', '.join(stale)} changed here since the pack was made: the results measured the earlier "
+                        "version. Pack again, run it there and ingest it.")
+    state = json.loads((folder / "state.json").read_text()) if (folder / "state.json").is_file() else {}
+    cases = state.get("cases", {}).get(case_dir.name, {}).get("toolchains", {})
+    passed = {name: entry["branches"]["baseline"] for name, entry in cases.items()
+              if (backend is None or name == backend) and entry["branches"].get("baseline", {}).get("correct") is True}
+    if not passed:
+        problems = [f"  {name}: {branch_problem(entry['branches']['baseline'])}" for name, entry in cases.items()
+                    if "baseline" in entry["branches"]]
+        raise LoopError(f"the results in {folder} (remote exit status {record.get('exit_status')}) do not show the "
+                        "baseline built and correct:\n" + ("\n".join(problems) or "  no baseline result"))
+    if len(passed) > 1:
+        raise LoopError(f"the baseline ran on several toolchains ({', '.join(sorted(passed))}); the loop optimizes "
+                        "for one: pass --backend NAME.")
+    toolchain, name, preflight = preflight_record(passed, str(manifest["command"]), state.get("finished_at"))
+    preflight.update(ingested_from=record.get("from"), remote=record.get("remote"))
+    return toolchain, name, preflight
 
 
 def baseline_bench(preflight: dict[str, Any], seeded: Path) -> dict[str, Any]:
