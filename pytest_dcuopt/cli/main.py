@@ -14,7 +14,8 @@ COMMANDS = (env, setup_run, open_iter, close_iter, finalize, remote, triton, pro
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="dcuopt", description="The kernel optimization loop: env, setup, open-iter, "
                                                              "close-iter, finalize; pack and ingest (a run on "
-                                                             "another machine). Each step can be run again.")
+                                                             "another machine); probe (does a builtin call shape "
+                                                             "compile?). Each step can be run again.")
     commands = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for command in COMMANDS:
         command.add_parser(commands)
