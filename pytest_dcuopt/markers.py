@@ -29,7 +29,8 @@ MARKERS: dict[str, str] = {
                     "branch once under the platform's profiler (perf, ncu, hipprof, rocprof) in "
                     "test_profile_<toolchain>[<branch>]: normalized metrics, roofline bound and axis budget in "
                     "profile.json and the branch record; put it in ref.py like isa. See docs/profiling.md.",
-    "ablation": "ablation(methods={id: '-DFLAG'}, rounds=, reason=): attribute by building without each method",
+    "ablation": "ablation(methods={id: '-DFLAG'}, rounds=, max_rounds=, min_effect=, negligible=, reason=): "
+                "attribute by building without each method",
 }
 
 

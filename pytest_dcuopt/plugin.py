@@ -1,7 +1,7 @@
 """pytest entry point (`pytest11: dcuopt`). Kept thin: options, markers, hooks, collection, the session object."""
 from __future__ import annotations
 
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -130,6 +130,16 @@ def dcuopt_case(request: pytest.FixtureRequest) -> CaseHandle:
     from .handle import CaseHandle
 
     return CaseHandle(request.config.stash[SESSION_KEY], request.path.parent, request.node.nodeid)
+
+
+@pytest.fixture
+def dcuopt_probe(request: pytest.FixtureRequest) -> Callable[..., dict[str, Any]]:
+    """Compile-probe a builtin call shape for an arch into the run dir's probes/:
+    `dcuopt_probe("i32[0] = __builtin_amdgcn_readfirstlane(i32[1])", "gfx90a")["status"] == "available"`."""
+    from .cli.probe import PROBES_DIR, Probe, probe_call
+
+    folder = request.config.stash[SESSION_KEY].options.run_dir / PROBES_DIR
+    return lambda call, arch, prelude="": probe_call(Probe(call, arch, prelude), folder)
 
 
 @pytest.hookimpl(optionalhook=True)

@@ -25,31 +25,37 @@ from ..isa.checks import FAIL, PASS
 from ..isa.signatures import Registry
 from ..isa.signatures import load as load_signatures
 from ..report.machine import now
+from ..tool import ToolResult
 from ..toolchains import toolchain_class
 from ..toolchains.base import Toolchain
 from . import methods as methods_json
 from .harness import HarnessRun, branch_problem, run_pytest, speedup_interval, toolchain_entry
 from .layout import (
+    FLAT_ITERATIONS_FOR_TRIAGE,
+    INGESTED_NAME,
     METHOD_LISTS,
     LoopError,
     RunLayout,
     add_run_dir_command,
     copy_fresh,
     current_iteration,
+    flat_iterations,
     iteration_record,
     kernel_file,
     open_run,
     save_state,
+    stale_sources,
 )
-from .open_iter import BUDGET_NAME, budget_line, load_budget, scaffold
+from .open_iter import BUDGET_NAME, branch_profile, budget_line, load_budget, profile_verdict, scaffold
+from .probe import PROBES_DIR, load_probes
 
-FLAT_ITERATIONS_FOR_TRIAGE = 3  # the seed: three iterations without a material gain -> SQTT triage
 EFFECTIVE, INEFFECTIVE, INCONCLUSIVE = "effective", "ineffective", "inconclusive"
 IMPLEMENTATION_FAILED = "implementation_failed"
 ISA_PRESENT, ISA_MISSING, ISA_NO_SIGNATURE, ISA_UNKNOWN = "present", "missing", "no signature", "unknown"
 
-# Everything but the ablation (run for the champion only) and the baseline's profile (open-iter's).
-MEASURE_SELECTION = "not test_ablation and not (test_profile and baseline)"
+# Everything but the ablation and the profile (run for the champion only; the baseline's is open-iter's).
+MEASURE_SELECTION = "not test_ablation and not test_profile"
+CHAMPION_PROFILE = "champion_profile"
 MIN_GAIN = 0.02  # the seed's noise threshold: a promotion must be worth more than drift
 
 
@@ -57,6 +63,9 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser = add_run_dir_command(commands, "close-iter", "measure the open iteration and update the run's state", run)
     parser.add_argument("--iter", type=int, default=None, help="iteration (default: the last opened)")
     parser.add_argument("--pytest-args", default="", help="extra pytest arguments for this close")
+    parser.add_argument("--ingested", action="store_true",
+                        help="judge the results `dcuopt ingest` placed in iterv<i>/pytest/ (measured on another "
+                             "machine) instead of measuring here; the champion's ablation and profile are not run")
     parser.add_argument("--min-gain", type=float, default=MIN_GAIN,
                         help="a branch replaces the current best only when its whole A/B speedup interval lies above "
                              f"1 + this (the seed's noise threshold). Default: {MIN_GAIN}")
@@ -77,14 +86,25 @@ def run(args: argparse.Namespace) -> int:
     scaffold(layout, state, index, record)  # regenerates ref.py/dims.json and restores the frozen baseline copy
     extra = [f"--dcuopt-toolchain={state['toolchain']}", *state.get("pytest_args", []), *shlex.split(args.pytest_args)]
     folder = layout.iteration(index)
-    harness = run_pytest([str(folder)], layout.harness_dir(index), [*extra, "-k", MEASURE_SELECTION],
-                         cwd=layout.run_dir)
+    if args.ingested:
+        harness = ingested_run(layout, index)
+    else:
+        harness = run_pytest([str(folder)], layout.harness_dir(index), [*extra, "-k", MEASURE_SELECTION],
+                             cwd=layout.run_dir)
     entry = toolchain_entry(harness, folder.name, state["toolchain"])
     outcome = judge_branches(entry, args.min_gain)
     if outcome["promoted"]:
         outcome["isa"] = champion_isa(harness.report("isa_check.json"), outcome["champion"],
                                       [m["id"] for m in document["methods"]], toolchain_class(state["toolchain"]))
-        outcome["ablation"] = ablate(layout, state, index, outcome["champion"], document, extra)
+        if args.ingested:
+            outcome["ablation"] = {"status": "not run", "reason": NOT_IN_PACK}
+        else:
+            outcome["ablation"] = ablate(layout, state, index, outcome["champion"], document, extra)
+            outcome["champion_profile"] = profile_champion(layout, state, index, outcome["champion"], extra)
+    elif outcome["any_correct_branch"]:
+        correct = [n for n, b in outcome["branches"].items() if n != "baseline" and b["correct"] is True]
+        outcome["isa"] = branches_isa(harness.report("isa_check.json"), correct,
+                                      [m["id"] for m in document["methods"]], toolchain_class(state["toolchain"]))
     classified = classify(document["methods"], outcome)
     write_atomic(folder / "attribution.json", json.dumps({"iter": index, **outcome, "methods": classified,
                                                           "validation_notes": notes}, indent=2, default=str) + "\n")
@@ -104,7 +124,8 @@ def checked_methods(layout: RunLayout, state: dict[str, Any], index: int) -> tup
         raise LoopError(f"{folder / BUDGET_NAME} is missing: methods.json is checked against the budget of the "
                         f"current best. Run `dcuopt open-iter {layout.run_dir}` to profile it and write the budget.")
     selection = methods_json.Selection(index, budget["budget"], budget["bound"], budget["arch"], budget.get("stop"),
-                                       budget.get("reason") or "", methods_json.history_of(state, index))
+                                       budget.get("reason") or "", methods_json.history_of(state, index),
+                                       load_probes(layout.run_dir / PROBES_DIR))
     path = folder / "methods.json"
     validation = methods_json.validate(path, selection)
     if validation.problems:
@@ -158,6 +179,53 @@ def ablate(layout: RunLayout, state: dict[str, Any], index: int, champion: str, 
     return {"status": "ran", **entries[0]}
 
 
+NOT_IN_PACK = ("close-iter --ingested judged results measured on another machine; the champion's ablation is not "
+               "part of the pack: run `dcuopt close-iter` where the device is to measure it")
+
+
+def ingested_run(layout: RunLayout, index: int) -> HarnessRun:
+    """The harness run `dcuopt ingest` placed in iterv<i>/pytest/, after checking that every packed file is still
+    what was measured (a file changed since the pack makes the results stale)."""
+    folder = layout.harness_dir(index)
+    record_path = folder / INGESTED_NAME
+    if not record_path.is_file():
+        raise LoopError(f"{folder} holds no ingested results ({INGESTED_NAME} is missing): `dcuopt pack "
+                        f"{layout.run_dir}`, run it on the device host, then `dcuopt ingest {layout.run_dir} "
+                        "results.tar.gz`; or close without --ingested to measure here.")
+    record = json.loads(record_path.read_text())
+    manifest = record["manifest"]
+    if int(manifest.get("iteration") or 0) != index:
+        raise LoopError(f"the ingested results are of iteration {manifest.get('iteration')}, not {index}.")
+    changed = stale_sources(manifest)
+    if changed:
+        raise LoopError(f"{', '.join(changed)} changed here since the pack was made: the ingested results measured "
+                        "the earlier version. Pack again, run it there, ingest, then close.")
+    log = folder / "pytest.log"
+    status = str(record.get("exit_status", ""))
+    result = ToolResult(tuple(shlex.split(manifest["command"])), int(status) if status.lstrip("-").isdigit() else -1,
+                        log.read_text(errors="replace") if log.is_file() else "", "", 0.0)
+    print(f"close-iter: judging the results ingested at {record.get('ingested_at')} from {record.get('from')} "
+          "(measured on the remote machine; nothing is measured here)")
+    return HarnessRun(result, folder)
+
+
+def profile_champion(layout: RunLayout, state: dict[str, Any], index: int, champion: str,
+                     extra: list[str]) -> dict[str, Any]:
+    """The promoted branch under the `profile` marker, as open-iter profiles the best (the seed profiles the champion
+    too): iterv<i>/champion_profile.json, and its summary (verdict, bound, register pressure)."""
+    folder = layout.iteration(index)
+    node = f"{folder / 'ref.py'}::test_profile_{state['toolchain']}[{champion}]"
+    harness = run_pytest([node], folder / CHAMPION_PROFILE, [*extra, "-rs"], cwd=layout.run_dir)
+    entry = branch_profile(harness, folder.name, state["toolchain"], champion)
+    verdict = profile_verdict(entry, harness, state["toolchain"])
+    write_atomic(folder / f"{CHAMPION_PROFILE}.json", json.dumps(
+        {"iter": index, "branch": champion, "verdict": verdict, "command": harness.result.command_line,
+         "exit_status": harness.result.returncode, "profile": entry}, indent=2, default=str) + "\n")
+    roofline = (entry or {}).get("roofline") or {}
+    return {"verdict": verdict, "bound": roofline.get("bound"), "utilization": roofline.get("utilization"),
+            "registers": (entry or {}).get("registers"), "file": str(folder / f"{CHAMPION_PROFILE}.json")}
+
+
 def ablation_missing(harness: HarnessRun) -> str:
     if harness.result.returncode == 4 or "not found" in harness.result.stdout + harness.result.stderr:
         return ("no test_ablation item: the `ablation` observer is not registered in this pytest (plugin.py's "
@@ -177,7 +245,7 @@ def classify(declared: list[dict[str, Any]], outcome: dict[str, Any]) -> list[di
     for method in declared:
         entry: dict[str, Any] = {"id": method["id"], "name": method["name"], "axis": method["axis"]}
         if not outcome["promoted"]:
-            entry.update(_without_champion(outcome))
+            entry.update(_without_champion(outcome, isa.get(method["id"])))
             found.append(entry)
             continue
         check = isa.get(method["id"]) or {"isa": ISA_UNKNOWN, "detail": "no ISA check result for the champion"}
@@ -235,9 +303,34 @@ def _isa_state(outcome: str, method_id: str, family: str | None, registry: Regis
     return ISA_NO_SIGNATURE if signature is not None and signature.no_evidence else ISA_UNKNOWN
 
 
-def _without_champion(outcome: dict[str, Any]) -> dict[str, Any]:
+def branches_isa(report: dict[str, Any] | None, branches: Sequence[str], declared: Sequence[str],
+                 toolchain: type[Toolchain] | None = None) -> dict[str, dict[str, Any]]:
+    """Per method id, its ISA evidence over the correct branches of an iteration without a promotion: `present` in
+    one of them, else `missing` when some branch's dump lacks it, else what the checks said (`no signature`,
+    `unknown`). `branches` names each branch's own state."""
+    per_branch = {name: champion_isa(report, name, declared, toolchain) for name in branches}
+    found: dict[str, dict[str, Any]] = {}
+    for method_id in declared:
+        states = {name: checks[method_id] for name, checks in per_branch.items() if method_id in checks}
+        for wanted in (ISA_PRESENT, ISA_MISSING, ISA_NO_SIGNATURE):
+            named = [name for name, check in states.items() if check["isa"] == wanted]
+            if named:
+                first = states[named[0]]
+                found[method_id] = {**first, "branches": named,
+                                    "detail": f"{', '.join(named)}: {first['detail']}"[:300]}
+                break
+    return found
+
+
+def _without_champion(outcome: dict[str, Any], isa: dict[str, Any] | None = None) -> dict[str, Any]:
+    """No promotion: the seed's rule first (a method whose expected ISA is missing from every correct branch that
+    was checked was not implemented, whatever the timing), then the measurement."""
     if outcome["any_correct_branch"]:
-        return {"bucket": INEFFECTIVE,
+        check = isa or {"isa": ISA_UNKNOWN, "detail": "no ISA check result for the correct branches"}
+        if check["isa"] == ISA_MISSING:
+            return {"bucket": IMPLEMENTATION_FAILED, "isa": check,
+                    "note": f"expected ISA missing from the correct branches: {check['detail']}"[:400]}
+        return {"bucket": INEFFECTIVE, "isa": check,
                 "note": "correct branches were measured, none beat the current best beyond noise"}
     return {"bucket": INCONCLUSIVE, "note": "no branch built and passed correctness: the method was never measured"}
 
@@ -251,6 +344,10 @@ def bucket_from_ablation(result: dict[str, Any]) -> dict[str, Any]:
     if verdict in ("no measurable effect", "hurts"):
         return {"bucket": INEFFECTIVE, "note": f"removing it: {verdict}", "slowdown_interval":
                 result.get("slowdown_interval")}
+    if verdict == INCONCLUSIVE:
+        return {"bucket": INCONCLUSIVE, "note": f"removing it: {result.get('note') or 'inconclusive'}",
+                "slowdown_when_removed": result.get("slowdown_when_removed"),
+                "slowdown_interval": result.get("slowdown_interval")}
     return {"bucket": INCONCLUSIVE, "note": f"ablated build {verdict}: {str(result.get('message', ''))[:300]}"}
 
 
@@ -294,6 +391,11 @@ def update_state(layout: RunLayout, state: dict[str, Any], index: int, record: d
                           for name, b in outcome["branches"].items()
                           if name not in ("baseline", outcome["champion"]) and b["correct"] is True and b["median_ms"]]
     state["iterations"][str(index)] = {**record, "status": "closed", "closed_at": now()}
+    state["roofline_history"] = [r for r in state.get("roofline_history", [])
+                                 if (r.get("iter"), r.get("stage")) != (index, "champion")]
+    if outcome.get("champion_profile"):
+        state["roofline_history"].append({"iter": index, "stage": "champion", "branch": outcome["champion"],
+                                          **outcome["champion_profile"]})
     state["recommendation"] = recommendation(state)
 
 
@@ -305,14 +407,11 @@ def _ablation_summary(ablation: dict[str, Any] | None) -> dict[str, Any] | None:
 
 
 def recommendation(state: dict[str, Any]) -> str | None:
-    flat = 0
-    for entry in reversed(state["history"]):
-        if entry["status"] == "improved":
-            break
-        flat += 1
+    flat = flat_iterations(state)
     if flat >= FLAT_ITERATIONS_FOR_TRIAGE:
-        return (f"{flat} iterations without a gain beyond noise: triage with SQTT (hipprof --sqtt on DCU, ncu source "
-                "counters on NVIDIA) before selecting more source changes")
+        return (f"{flat} iterations without a material gain: the next `dcuopt open-iter` triages with SQTT (hipprof "
+                "--sqtt on a DCU, iterv<i>/sqtt_triage.json; ncu source counters on NVIDIA) before more source "
+                "changes")
     return None
 
 

@@ -1,7 +1,10 @@
 """`dcuopt env`: what this machine can do, to env.json (toolchains, arch, wave size, tools present or degraded).
 
 Toolchains are probed through the registry (`availability()` of every registered toolchain); tools are looked up
-from the table below with `tool.which`. Nothing here branches on a vendor.
+through `toolchains.tools.TOOL_FINDERS` (PATH, then the ROCm/DTK install roots for the DTK tools), each with its
+version line. Two tools are probed beyond being present: hipprof's hardware counters (`hipprof --list-basic` exits
+0: `pmc_available`, the seed's probe) and perf's (`perf stat -e instructions true` counts: a VM without a PMU has
+perf installed and no counters, so perf is not listed as available there).
 """
 from __future__ import annotations
 
@@ -17,7 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from ..files import write_atomic
+from ..profile.backends import PerfBackend
 from ..report.machine import now
+from ..tool import run_tool
 from ..toolchains import make_toolchain, registered_names
 from ..toolchains.tools import TOOL_FINDERS
 
@@ -36,6 +41,12 @@ TOOL_LOSSES: dict[str, str] = {
 }
 TOOLS: dict[str, tuple[Callable[[], str | None], str]] = {name: (TOOL_FINDERS[name], loss)
                                                          for name, loss in TOOL_LOSSES.items()}
+# The command that prints each tool's version (the first non-empty line is kept); hipprof has no --version.
+VERSION_ARGS: dict[str, tuple[str, ...]] = {"hipcc": ("--version",), "hipprof": ("-h",), "dccobjdump": ("--version",),
+                                            "rocm-smi": ("--version",), "nvcc": ("--version",), "ncu": ("--version",),
+                                            "cuobjdump": ("--version",), "g++": ("--version",), "perf": ("--version",)}
+PROBE_TIMEOUT_S = 20.0
+_VERSION_RE = re.compile(r"\d+\.\d+")  # the line with a version number ("release 13.0, V13.0.88"), else the first
 CK_TILE_ENV = ("CK_TILE_PATH", "CK_TILE_INCLUDE_DIR", "CK_PATH", "COMPOSABLE_KERNEL_PATH")
 CK_TILE_GLOBS = ("/opt/dtk*/include", "/opt/dtk*/*/include", "/opt/rocm*/include", "/opt/rocm*/*/include",
                  "/usr/local/include", "/usr/include")
@@ -63,8 +74,9 @@ def run(args: argparse.Namespace) -> int:
 
 def probe(arch: str | None = None) -> dict[str, Any]:
     toolchains = {name: make_toolchain(name, arch).availability().to_json() for name in registered_names()}
-    tools = {name: tool_entry(find, loss) for name, (find, loss) in TOOLS.items()}
+    tools = {name: tool_entry(find, loss, VERSION_ARGS.get(name)) for name, (find, loss) in TOOLS.items()}
     tools["ck_tile_headers"] = ck_tile_entry()
+    probe_counters(tools)
     runnable = [name for name, entry in toolchains.items() if entry["capability"] == "run"]
     archs = {name: entry.get("gcn_arch") or entry.get("arch") for name, entry in toolchains.items()}
     return {
@@ -72,14 +84,39 @@ def probe(arch: str | None = None) -> dict[str, Any]:
         "toolchains": toolchains, "runnable_toolchains": runnable,
         "devices": {name: {"arch": archs[name], "wave_size": wave_size(archs[name]), "device": entry.get("device")}
                     for name, entry in toolchains.items() if archs[name]},
-        "tools": tools, "degraded": {name: entry["missing_means"] for name, entry in tools.items()
-                                     if not entry["available"]},
+        "tools": tools, "pmc_available": tools["hipprof"].get("pmc_available", False),
+        "degraded": {name: (f"{entry['missing_means']} ({entry['unusable']})" if entry.get("unusable") else
+                            entry["missing_means"]) for name, entry in tools.items() if not entry["available"]},
     }
 
 
-def tool_entry(find: Callable[[], str | None], loss: str) -> dict[str, Any]:
+def tool_entry(find: Callable[[], str | None], loss: str, version_args: tuple[str, ...] | None = None
+               ) -> dict[str, Any]:
     path = find()
-    return {"available": path is not None, "path": path, "missing_means": loss}
+    entry: dict[str, Any] = {"available": path is not None, "path": path, "missing_means": loss}
+    if path is not None and version_args is not None:
+        result = run_tool([path, *version_args], timeout=PROBE_TIMEOUT_S)
+        lines = [ln.strip() for ln in (result.stdout + result.stderr).splitlines() if ln.strip()]
+        line = next((ln for ln in lines if _VERSION_RE.search(ln)), lines[0] if lines else "")
+        entry["version"] = line[:200] if line else f"unknown (`{result.command_line}` exited {result.returncode})"
+    return entry
+
+
+def probe_counters(tools: dict[str, dict[str, Any]]) -> None:
+    """hipprof's `pmc_available` (`hipprof --list-basic` exits 0); perf without hardware counters is unusable."""
+    hipprof = tools["hipprof"]
+    if hipprof["available"]:
+        listed = run_tool([hipprof["path"], "--list-basic"], timeout=PROBE_TIMEOUT_S)
+        hipprof["pmc_available"] = listed.ok
+        hipprof["pmc_probe"] = {"command": listed.command_line, "returncode": listed.returncode,
+                                "output": (listed.stdout + listed.stderr).strip()[-400:]}
+    else:
+        hipprof["pmc_available"] = False
+    perf = tools["perf"]
+    if perf["available"]:
+        lacking = PerfBackend().hardware_verdict()
+        if lacking is not None:
+            perf.update(available=False, unusable=f"installed at {perf['path']}, but {lacking}")
 
 
 def ck_tile_entry() -> dict[str, Any]:
@@ -108,5 +145,8 @@ def describe(env: dict[str, Any]) -> list[str]:
               for name, d in env["devices"].items()]
     present = [name for name, entry in env["tools"].items() if entry["available"]]
     lines.append(f"tools present: {', '.join(present) or 'none'}")
-    lines += [f"degraded: {name} missing - {why}" for name, why in env["degraded"].items()]
+    lines += [f"degraded: {name} unusable - {why}" if env["tools"].get(name, {}).get("unusable") else
+              f"degraded: {name} missing - {why}" for name, why in env["degraded"].items()]
+    if env["tools"]["hipprof"]["available"]:
+        lines.append(f"hipprof counters (hipprof --list-basic): {'available' if env['pmc_available'] else 'no'}")
     return lines

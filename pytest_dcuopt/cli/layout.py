@@ -26,6 +26,7 @@ from ..files import write_atomic
 
 LAYOUT_VERSION = 1
 STATE_NAME = "state.json"
+INGESTED_NAME = "ingested.json"  # `dcuopt ingest`'s record beside results measured on another machine
 ITERATION_PREFIX = "iterv"
 # The seed's method buckets (state rules), plus `inconclusive` for evidence that could not be gathered.
 METHOD_LISTS = ("selected_methods", "effective_methods", "ineffective_methods", "implementation_failed_methods",
@@ -131,3 +132,27 @@ def current_iteration(state: dict[str, Any]) -> int | None:
     """The highest opened iteration (None before the first open-iter)."""
     opened = [int(k) for k in state.get("iterations", {})]
     return max(opened) if opened else None
+
+
+FLAT_ITERATIONS_FOR_TRIAGE = 3  # the seed: three iterations in a row without a material gain -> SQTT triage
+
+
+def flat_iterations(state: dict[str, Any]) -> int:
+    """Closed iterations in a row, counted back from the last, without a material gain: no promotion, or a promotion
+    whose speedup is below the run's noise threshold (`noise_threshold_pct`, the seed's 2%)."""
+    material = 1 + float(state.get("noise_threshold_pct") or 0) / 100
+    flat = 0
+    for entry in reversed(state.get("history", [])):
+        if entry["status"] == "improved" and (entry.get("speedup_vs_best_before") or 0) >= material:
+            break
+        flat += 1
+    return flat
+
+
+def stale_sources(manifest: dict[str, Any]) -> list[str]:
+    """The packed files (of a `dcuopt pack` manifest) whose source here is gone or no longer has the hash it had when
+    packed: results measured from them describe an earlier version."""
+    return [f"{name} ({entry['source']})" for name, entry in manifest["files"].items()
+            if not Path(entry["source"]).is_file()
+            or hashlib.sha256(Path(entry["source"]).read_bytes()).hexdigest() != entry["source_sha256"]]
+

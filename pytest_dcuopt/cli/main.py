@@ -5,16 +5,17 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from . import close_iter, compare_timers, env, finalize, open_iter, remote, setup_run, triton
+from . import close_iter, compare_timers, env, finalize, open_iter, probe, remote, setup_run, triton
 from .layout import LoopError
 
-COMMANDS = (env, setup_run, open_iter, close_iter, finalize, remote, triton, compare_timers)
+COMMANDS = (env, setup_run, open_iter, close_iter, finalize, remote, triton, probe, compare_timers)
 
 
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="dcuopt", description="The kernel optimization loop: env, setup, open-iter, "
                                                              "close-iter, finalize; pack and ingest (a run on "
-                                                             "another machine). Each step can be run again.")
+                                                             "another machine); probe (does a builtin call shape "
+                                                             "compile?). Each step can be run again.")
     commands = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for command in COMMANDS:
         command.add_parser(commands)

@@ -6,10 +6,14 @@ Every problem names its rule in brackets:
     [schema]         methods.schema.json (the loop's fields: name, description, ablation_flag ...)
     [iter]           `iter` is the iteration's own number
     [ablation_flag]  each flag removes one method
+    [probe]          every call shape in a method's `builtins` has an `available` probe for the iteration's arch
+                     (`dcuopt probe`, cli/probe.py); the last-resort builtin/asm method must declare its call shapes
     [duplicate] [unknown_id] [axis] [budget] [arch] [history] [priority] [conflicts] [coupled]
                      the registry's rules (pytest_dcuopt/profile/methods.py; docs/profiling.md), checked against
                      `iterv<i>/budget.json` (budget, bound, arch from open-iter's profile) and the methods that
-                     earlier iterations tried, with the bound they had then
+                     earlier iterations tried, with the bound they had then. Fewer methods than an axis budget
+                     (never more) pass when analysis.md beside methods.json explains why under a heading
+                     `## Fewer methods than the budget` (the seed allows it with a reason)
 
 The registry's schema knows the method fields the registry needs; the loop's own keys (`$comment`,
 `ablation_flag`) are removed before it sees the document (LOOP_ONLY_KEYS). When open-iter could not derive a
@@ -19,17 +23,23 @@ every other rule still is.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from ..profile.methods import Tried, load_registry, validate_iteration
+from ..profile.methods import Rejection, Tried, load_registry, validate_iteration
+from .probe import latest_probe, passing_probe
 
 SCHEMA_NAME = "methods.schema.json"
 LOOP_ONLY_KEYS = ("$comment",)  # top-level keys the registry's schema does not know
-LOOP_ONLY_METHOD_KEYS = ("ablation_flag",)  # per-method keys likewise
+LOOP_ONLY_METHOD_KEYS = ("ablation_flag", "builtins")  # per-method keys likewise
+BUILTIN_METHOD = "compute.inline_asm_builtin"  # the registry's last-resort builtin/inline-asm method
+FEWER_HEADING = "Fewer methods than the budget"
+_FEWER_SECTION_RE = re.compile(r"^#+\s*" + re.escape(FEWER_HEADING) + r"\s*\n+(?P<text>(?:(?!#).*\S.*\n?)+)",
+                               re.I | re.M)
 
 
 @dataclass(frozen=True)
@@ -43,6 +53,7 @@ class Selection:
     stop: str | None = None
     no_budget_reason: str = ""
     history: Sequence[Tried] = ()
+    probes: Sequence[Mapping[str, Any]] = ()  # the run's probes.json records (`dcuopt probe`)
 
 
 @dataclass(frozen=True)
@@ -80,9 +91,37 @@ def validate(path: Path, selection: Selection) -> Validation:
                 for error in sorted(validator.iter_errors(document), key=lambda e: list(e.absolute_path))]
     if problems:
         return Validation(problems)
-    problems = loop_rule_problems(path, document, selection.index)
+    problems = loop_rule_problems(path, document, selection.index) + probe_problems(path, document, selection)
     registry, notes = registry_problems(path, document, selection)
     return Validation(problems + registry, notes)
+
+
+def probe_problems(path: Path, document: Mapping[str, Any], selection: Selection) -> list[str]:
+    """[probe]: a builtin or asm call shape is used only after it compiled for the target arch."""
+    problems = []
+    arch = selection.arch or "<arch>"
+    for method in document["methods"]:
+        if method["id"] == BUILTIN_METHOD and not method.get("builtins"):
+            problems.append(f"[probe] {path}: {BUILTIN_METHOD} declares no `builtins`: list each exact call shape "
+                            "the branches use and probe it with `dcuopt probe RUN_DIR --arch ARCH --call '...'`.")
+        for call in method.get("builtins", []):
+            if passing_probe(selection.probes, call, selection.arch) is not None:
+                continue
+            last = latest_probe(selection.probes, call)
+            seen = (f"the last probe ({last.get('arch')}) says {last.get('status')}: {last.get('reason')}"
+                    f"{': ' + str(last.get('compiler_message')) if last.get('compiler_message') else ''}"
+                    if last else "no probe of it is recorded in RUN_DIR/probes/probes.json")
+            problems.append(f"[probe] {path}: {method['id']} uses `{call}`, which has no passing probe for {arch}; "
+                            f"{seen}. Run `dcuopt probe RUN_DIR --arch {arch} --call {json.dumps(call)}`, or drop "
+                            "the call.")
+    return problems
+
+
+def fewer_explanation(folder: Path) -> str | None:
+    """The text under analysis.md's `## Fewer methods than the budget` heading, or None."""
+    analysis = folder / "analysis.md"
+    match = _FEWER_SECTION_RE.search(analysis.read_text(errors="replace")) if analysis.is_file() else None
+    return match.group("text").strip() if match else None
 
 
 def loop_rule_problems(path: Path, document: Mapping[str, Any], index: int) -> list[str]:
@@ -98,9 +137,16 @@ def loop_rule_problems(path: Path, document: Mapping[str, Any], index: int) -> l
 
 def registry_problems(path: Path, document: Mapping[str, Any], selection: Selection) -> tuple[list[str], list[str]]:
     """The registry validator's rejections (problems) and the rules it could not apply (notes)."""
+    explained = fewer_explanation(path.parent)
     rejections = validate_iteration(registry_view(document), selection.budget or {}, selection.arch, selection.bound,
-                                    selection.history)
+                                    selection.history, allow_fewer=explained is not None)
     notes = []
+    short = shortfall(document, selection.budget)
+    if short and explained is not None:
+        notes.append(f"[budget] fewer methods than the budget ({short}), explained in analysis.md: {explained[:300]}")
+    elif short:
+        rejections.append(Rejection("budget", f"fewer methods than the budget ({short}) are accepted only when "
+                                              f"analysis.md explains why under a heading `## {FEWER_HEADING}`"))
     if selection.budget is None:
         rejections = [r for r in rejections if r.rule != "budget"]
         notes.append(f"[budget] not applied: open-iter derived no budget for iteration {selection.index} "
@@ -110,6 +156,12 @@ def registry_problems(path: Path, document: Mapping[str, Any], selection: Select
         problems.append(f"[budget] {path}: the roofline of the current best says '{selection.stop}': the budget is "
                         "0 on every axis; run `dcuopt finalize` instead of selecting methods.")
     return problems, notes
+
+
+def shortfall(document: Mapping[str, Any], budget: Mapping[str, int] | None) -> str:
+    """'memory 1/2, ...' for every axis with fewer selected methods than its budget; '' when none."""
+    counts = {axis: sum(1 for m in document["methods"] if m["axis"] == axis) for axis in (budget or {})}
+    return ", ".join(f"{axis} {counts[axis]}/{int(n)}" for axis, n in (budget or {}).items() if counts[axis] < int(n))
 
 
 def registry_view(document: Mapping[str, Any]) -> dict[str, Any]:

@@ -21,20 +21,26 @@ from __future__ import annotations
 
 import argparse
 import json
+import platform
 import shlex
+import sys
 from pathlib import Path
 from typing import Any
 
 from ..files import write_atomic
+from ..profile import sqtt
 from ..report.machine import now
+from ..toolchains.tools import TOOL_FINDERS
 from . import methods
 from .harness import HarnessRun, run_pytest, skip_reasons
 from .layout import (
+    FLAT_ITERATIONS_FOR_TRIAGE,
     LoopError,
     RunLayout,
     add_run_dir_command,
     copy_fresh,
     current_iteration,
+    flat_iterations,
     kernel_file,
     open_run,
     save_state,
@@ -48,7 +54,8 @@ Baseline of this iteration (the best so far): `{baseline}`
 ## Profile and budget
 {profile}
 
-Select exactly the budgeted number of methods per axis (close-iter rejects anything else: rule `budget`).
+Select the budgeted number of methods per axis (close-iter rejects more: rule `budget`). Fewer are accepted
+when a section `## Fewer methods than the budget` below says why (no method of the axis applies, ...).
 
 ## Methods selected
 One line per method of methods.json: the evidence (profile, ISA, source), and why higher-priority methods
@@ -81,14 +88,17 @@ _flags = {{m["id"]: m["ablation_flag"] for m in _methods if isinstance(m, dict) 
 # The case's own marks apply to every branch (its branch_marks name branches of the case, not of the loop).
 pytestmark = list(getattr(_module, "pytestmark", [])) + ([pytest.mark.ablation(methods=_flags)] if _flags else [])
 # The baseline is the current best: `dcuopt open-iter` profiles it (test_profile_<toolchain>[baseline]).
-branch_marks = {{"baseline": [pytest.mark.profile(reason="dcuopt open-iter: roofline budget of the current best")]}}
+branch_marks = {{"baseline": [pytest.mark.profile(
+    top={top}, sqtt={sqtt}, reason="dcuopt open-iter: roofline budget of the current best")]}}
 # Every branch claims the iteration's methods: the `isa` marker checks each method's expected instructions
 # (test_isa_<toolchain>[b<k>]); close-iter's state rules read the champion's per-method results.
+# `dcuopt close-iter` profiles the champion (test_profile_<toolchain>[b<k>] of the promoted branch only).
 _ids = [m["id"] for m in _methods if isinstance(m, dict) and isinstance(m.get("id"), str)]
 _branches = _Path(__file__).parent / "branches"
-if _ids and _branches.is_dir():
-    branch_marks.update({{b.name: [pytest.mark.isa(methods=_ids, reason="dcuopt: the methods of methods.json")]
-                         for b in sorted(_branches.iterdir()) if b.is_dir()}})
+_claims = [pytest.mark.isa(methods=_ids, reason="dcuopt: the methods of methods.json")] if _ids else []
+if _branches.is_dir():
+    branch_marks.update({{b.name: [pytest.mark.profile(top={top}, reason="dcuopt close-iter: the champion's profile"),
+                                  *_claims] for b in sorted(_branches.iterdir()) if b.is_dir()}})
 '''
 
 PROFILE_NAME, BUDGET_NAME, PROFILE_RUN = "profile.json", "budget.json", "profile_run"
@@ -111,6 +121,10 @@ def run(args: argparse.Namespace) -> int:
     prepare_case(layout, state, index, record)
     record["profile"] = profile_current_best(layout, state, index, record, args.reprofile)
     state["iterations"][str(index)] = record
+    if triage_due(state, index):
+        record["sqtt_triage"] = write_triage(layout, state, index)
+    state["roofline_history"] = [*(r for r in state.get("roofline_history", []) if r.get("iter") != index),
+                                 roofline_entry(index, load_budget(layout.iteration(index)))]
     scaffold(layout, state, index, record)
     save_state(layout, state)
     folder = layout.iteration(index)
@@ -146,7 +160,7 @@ def profile_current_best(layout: RunLayout, state: dict[str, Any], index: int, r
     extra = [f"--dcuopt-toolchain={state['toolchain']}", *state.get("pytest_args", []), "-rs",
              "-k", PROFILE_SELECTION]
     harness = run_pytest([str(folder)], folder / PROFILE_RUN, extra, cwd=layout.run_dir)
-    entry = baseline_entry(harness, folder.name, state["toolchain"])
+    entry = branch_profile(harness, folder.name, state["toolchain"])
     verdict = profile_verdict(entry, harness, state["toolchain"])
     write_atomic(folder / PROFILE_NAME, json.dumps(
         {"iter": index, "verdict": verdict, "baseline_file": record["baseline_file"],
@@ -157,11 +171,59 @@ def profile_current_best(layout: RunLayout, state: dict[str, Any], index: int, r
     return profile_summary(budget, kept=False)
 
 
-def baseline_entry(harness: HarnessRun, case: str, toolchain: str) -> dict[str, Any] | None:
-    """The profile marker's entry for the baseline in the harness run's profile.json (None when it wrote none)."""
+def triage_due(state: dict[str, Any], index: int) -> bool:
+    """SQTT triage for iteration `index`: the iterations closed before it ended without a material gain, three or
+    more in a row (`layout.flat_iterations`)."""
+    closed = {**state, "history": [h for h in state.get("history", []) if h["iter"] < index]}
+    return flat_iterations(closed) >= FLAT_ITERATIONS_FOR_TRIAGE
+
+
+def write_triage(layout: RunLayout, state: dict[str, Any], index: int) -> dict[str, Any]:
+    """iterv<i>/sqtt_triage.json: why, the seed's hipprof --sqtt command for the current best (the profile run's own
+    target; open-iter's profile mark asks the hipprof backend for the same pass), and the counts of what any SQTT
+    pass wrote under the profile run (an unverified format)."""
+    folder = layout.iteration(index)
+    entry = json.loads((folder / PROFILE_NAME).read_text()).get("profile") if (folder / PROFILE_NAME).is_file() \
+        else None
+    workdir = Path((entry or {}).get("workdir") or folder / PROFILE_RUN)
+    target = [sys.executable, "-m", "pytest_dcuopt.run.profile_target", str(workdir / "request.pickle")]
+    kernels = sorted((entry or {}).get("kernel_names") or {})
+    hipprof = TOOL_FINDERS["hipprof"]()
+    # open-iter's own profile run, and a pack's run brought back by `dcuopt ingest` (into iterv<i>/pytest/)
+    passes = [sqtt.summarize(p) for run in (PROFILE_RUN, "pytest") for p in sorted((folder / run).rglob("sqtt"))
+              if p.is_dir()]
+    document = {
+        "iter": index, "flat_iterations": flat_iterations(state),
+        "reason": f"{flat_iterations(state)} iterations in a row without a gain above the noise threshold "
+                  f"({state.get('noise_threshold_pct')}%): look at stalls before more source changes",
+        "command": sqtt.command(hipprof or "hipprof", folder / "sqtt", target, kernels[0] if kernels else None),
+        "ran_here": bool(passes),
+        "where": ("open-iter's profile run asked the hipprof backend for this pass (its files are under "
+                  f"{folder / PROFILE_RUN})") if hipprof else
+                 ("hipprof is not installed here: `dcuopt pack` of this iteration runs the best's profile with this "
+                  "pass on the DCU host; after `dcuopt ingest`, `dcuopt open-iter` again summarizes what came back "
+                  "(or run `command` there by hand and copy its sqtt_json/ into iterv<i>/sqtt/)"),
+        "passes": passes + ([sqtt.summarize(folder / "sqtt")] if (folder / "sqtt").is_dir() else []),
+        "format": sqtt.UNVERIFIED, "created_at": now()}
+    write_atomic(folder / "sqtt_triage.json", json.dumps(document, indent=2, default=str) + "\n")
+    return {"file": str(folder / "sqtt_triage.json"), "ran_here": document["ran_here"]}
+
+
+def roofline_entry(index: int, budget: dict[str, Any] | None) -> dict[str, Any]:
+    """state.json `roofline_history`: where the best before iteration `index` stood (budget.json's figures)."""
+    budget = budget or {}
+    return {"iter": index, "stage": "best before", "verdict": budget.get("verdict"),
+            "bound": budget.get("bound", "unknown"),
+            "decided_by": budget.get("decided_by"), "utilization": budget.get("utilization"),
+            "budget": budget.get("budget"), "stop": budget.get("stop"), "arch": budget.get("arch"),
+            "registers": budget.get("registers"), "baseline_file": budget.get("baseline_file")}
+
+
+def branch_profile(harness: HarnessRun, case: str, toolchain: str, branch: str = "baseline") -> dict[str, Any] | None:
+    """The profile marker's entry for `branch` in the harness run's profile.json (None when it wrote none)."""
     report = harness.report(PROFILE_NAME) or {}
     found = [e for e in report.get("profiles", [])
-             if (e.get("case"), e.get("toolchain"), e.get("branch")) == (case, toolchain, "baseline")]
+             if (e.get("case"), e.get("toolchain"), e.get("branch")) == (case, toolchain, branch)]
     return dict(found[0]) if found else None
 
 
@@ -191,7 +253,8 @@ def budget_document(index: int, record: dict[str, Any], state: dict[str, Any], v
         "bound": roofline.get("bound", "unknown"), "evidence": roofline.get("evidence"),
         "decided_by": roofline.get("decided_by"), "budget": None, "total": None, "stop": roofline.get("stop"),
         "basis": None, "reason": None, "utilization": roofline.get("utilization"), "gaps": roofline.get("gaps"),
-        "inputs": roofline.get("inputs"), "notes": roofline.get("notes", []), "created_at": now()}
+        "inputs": roofline.get("inputs"), "notes": roofline.get("notes", []),
+        "registers": (entry or {}).get("registers"), "created_at": now()}
     if not roofline:
         document["reason"] = f"no roofline: the profile of the current best is {verdict}"
     elif roofline["bound"] == "unknown":
@@ -216,9 +279,11 @@ def budget_basis(entry: dict[str, Any], roofline: dict[str, Any]) -> str:
 
 def target_arch(entry: dict[str, Any] | None, state: dict[str, Any]) -> tuple[str | None, str]:
     """The arch the registry's arch rule checks: the profiled artifact's, else env.json's device for the toolchain."""
-    dumped = ((entry or {}).get("isa_dump") or {}).get("arch")
-    if dumped:
-        return str(dumped), "the profiled artifact's ISA dump"
+    dump = (entry or {}).get("isa_dump") or {}
+    if dump.get("arch"):
+        return str(dump["arch"]), "the profiled artifact's ISA dump"
+    if dump.get("family") == "x86":  # host code for this machine (-march=native): its arch is the host's
+        return platform.machine() or "x86_64", "the profiled artifact is x86 code built for this host"
     device = ((state.get("env") or {}).get("devices") or {}).get(state["toolchain"]) or {}
     if device.get("arch"):
         return str(device["arch"]), "env.json (the device of the toolchain at setup)"
@@ -317,6 +382,7 @@ def has_methods(path: Path) -> bool:
 def write_generated(layout: RunLayout, state: dict[str, Any], index: int) -> None:
     """ref.py and dims.json of the iteration case, from the run's state (rewritten: never stale)."""
     folder = layout.iteration(index)
-    shim = SHIM.format(index=index, run_dir=layout.run_dir, ref=state["ref_file"])
+    shim = SHIM.format(index=index, run_dir=layout.run_dir, ref=state["ref_file"], top=int(state.get("ncu_num") or 5),
+                       sqtt=triage_due(state, index))
     write_atomic(folder / "ref.py", shim)
     write_atomic(folder / "dims.json", json.dumps(state["dims"]) + "\n")

@@ -33,14 +33,22 @@ from ..case.model import is_case_dir
 from ..files import write_atomic
 from ..report.machine import now
 from .close_iter import MEASURE_SELECTION
-from .layout import STATE_NAME, LoopError, RunLayout, current_iteration, iteration_record, load_state
-from .open_iter import prepare_case
+from .layout import (
+    INGESTED_NAME,
+    STATE_NAME,
+    LoopError,
+    RunLayout,
+    current_iteration,
+    iteration_record,
+    load_state,
+)
+from .open_iter import prepare_case, triage_due
 
 PACK_FORMAT, PACK_VERSION = "dcuopt-pack", 1
+TRIAGE_SELECTION = f"{MEASURE_SELECTION} or (test_profile and baseline)"  # the best's profile, with its SQTT pass
 MANIFEST, RUN_SCRIPT, RESULTS = "manifest.json", "run.sh", "results"
 REMOTE_RUN_DIR = f"{RESULTS}/pytest"  # the harness's run directory on the remote machine, relative to the pack
 CASE_REF = "case_ref.py"  # an iteration's case ref.py, carried beside the generated one
-INGESTED = "ingested.json"
 # What a case is made of (case/model.py): read by collection, the build or the generated ref.py.
 CASE_FILES = ("ref.py", "dims.json", "dims.*.json", "methods.json", "kernel.*")
 CASE_FOLDERS = ("branches", "ablations")
@@ -124,7 +132,9 @@ def iteration_pack(run_dir: Path, index: int | None, extra: list[str]) -> Pack:
     reference = Path(state["ref_file"])
     files.append(PackedFile(f"{folder.name}/ref.py", folder / "ref.py", portable_shim(folder / "ref.py", reference)))
     files.append(PackedFile(f"{folder.name}/{CASE_REF}", reference, reference.read_bytes()))
-    args = [f"--dcuopt-toolchain={state['toolchain']}", *state.get("pytest_args", []), *extra, "-k", MEASURE_SELECTION]
+    # After three flat iterations the best's profile (its mark asks hipprof for the SQTT pass) runs there too.
+    selection = TRIAGE_SELECTION if triage_due(state, index) else MEASURE_SELECTION
+    args = [f"--dcuopt-toolchain={state['toolchain']}", *state.get("pytest_args", []), *extra, "-k", selection]
     return Pack("iteration", folder.name, run_dir, sorted(files, key=lambda f: f.name), args, index,
                 state["toolchain"])
 
@@ -381,7 +391,7 @@ def place(results: Path, destination: Path, manifest: Mapping[str, Any], archive
         shutil.copyfile(results / "pytest.log", destination / "pytest.log")
     record = {"ingested_at": now(), "from": str(archive), "exit_status": exit_status(results),
               "remote": read_remote(results), "manifest": dict(manifest)}
-    write_atomic(destination / INGESTED, json.dumps(record, indent=2) + "\n")
+    write_atomic(destination / INGESTED_NAME, json.dumps(record, indent=2) + "\n")
 
 
 def exit_status(results: Path) -> str:

@@ -1,8 +1,10 @@
 """`dcuopt setup CASE_DIR`: preflight the case and create the run directory with the baseline seeded.
 
-Preflight is the harness itself: pytest in a subprocess on the case with `-k "correctness and baseline"`
-(ref.py imports, the reference runs at the boundary and Hypothesis dims, the baseline builds and passes).
-Only then is `<case>/run_<timestamp>/` created, with the baseline copied, env.json and state.json.
+Preflight is the harness itself: pytest in a subprocess on the case with
+`-k "baseline and (correctness or benchmark)"` (ref.py imports, the reference runs at the boundary and Hypothesis
+dims, the baseline builds and passes, and is timed). Only then is `<case>/run_<timestamp>/` created, with the
+baseline copied, env.json, state.json (`best_metric_ms` = the baseline's median) and `baseline/bench.json` (its
+timing, or why there is none).
 """
 from __future__ import annotations
 
@@ -23,11 +25,23 @@ from ..report.machine import now
 from ..toolchains import toolchain_class
 from . import env
 from .harness import branch_problem, run_pytest
-from .layout import LAYOUT_VERSION, METHOD_LISTS, LoopError, RunLayout, copy_fresh, save_state
+from .layout import (
+    INGESTED_NAME,
+    LAYOUT_VERSION,
+    METHOD_LISTS,
+    LoopError,
+    RunLayout,
+    copy_fresh,
+    save_state,
+    stale_sources,
+)
 
 DEFAULT_ITERATIONS = 3  # the seed's defaults
 DEFAULT_BRANCHES = 4
 DEFAULT_NOISE_PCT = 2.0
+DEFAULT_TOP_METRICS = 5
+PREFLIGHT_SELECTION = "baseline and (correctness or benchmark)"
+BENCH_NAME = "bench.json"
 
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -39,16 +53,24 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--noise-threshold-pct", type=float, default=DEFAULT_NOISE_PCT,
                         help="a 'material' gain for the 3-flat-iterations SQTT rule (default 2.0)")
     parser.add_argument("--ptr-size", type=int, default=0, help="kept for the seed's state; shapes come from ref.py")
+    parser.add_argument("--ncu-num", type=int, default=DEFAULT_TOP_METRICS,
+                        help="how many metrics the profile ranks as the most telling (the seed's top-K; default "
+                             f"{DEFAULT_TOP_METRICS})")
     parser.add_argument("--run-dir", type=Path, default=None,
                         help="the run directory (default <case>/run_<timestamp>); an existing one with no iteration "
                              "opened is set up again")
     parser.add_argument("--pytest-args", default="", help="extra pytest arguments for every harness run of this run")
+    parser.add_argument("--preflight-from", type=Path, default=None, metavar="DIR",
+                        help="judge the case's results measured on another machine instead of running the preflight "
+                             "here (a DCU on another host): `dcuopt pack CASE_DIR --toolchain T`, run it there, then "
+                             "`dcuopt ingest CASE_DIR results.tar.gz --into DIR`")
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.iterations < 1 or args.branches < 1:
-        raise LoopError(f"--iterations {args.iterations} and --branches {args.branches} must both be at least 1.")
+    if args.iterations < 1 or args.branches < 1 or args.ncu_num < 1:
+        raise LoopError(f"--iterations {args.iterations}, --branches {args.branches} and --ncu-num {args.ncu_num} "
+                        "must all be at least 1.")
     case_dir = args.case_dir.resolve()
     try:
         case = load_case(case_dir)
@@ -57,7 +79,11 @@ def run(args: argparse.Namespace) -> int:
     run_dir = choose_run_dir(case_dir, args.run_dir)
     pytest_args = shlex.split(args.pytest_args)
     with tempfile.TemporaryDirectory(prefix="dcuopt-preflight-") as scratch:
-        toolchain, baseline, preflight = run_preflight(case_dir, args.backend, pytest_args, Path(scratch))
+        if args.preflight_from is not None:
+            toolchain, baseline, preflight = ingested_preflight(case_dir, args.backend, args.preflight_from.resolve())
+            shutil.copytree(args.preflight_from, Path(scratch) / "preflight")
+        else:
+            toolchain, baseline, preflight = run_preflight(case_dir, args.backend, pytest_args, Path(scratch))
         layout = RunLayout(run_dir)
         if layout.baseline_dir.exists():
             shutil.rmtree(layout.baseline_dir)
@@ -70,6 +96,9 @@ def run(args: argparse.Namespace) -> int:
     dims = case.for_toolchain(toolchain).dims
     state = initial_state(args, case_dir, run_dir, case.ref_path, dims, toolchain, source, seeded, environment)
     state["preflight"] = preflight
+    bench = baseline_bench(preflight, seeded)
+    write_atomic(layout.baseline_dir / BENCH_NAME, json.dumps(bench, indent=2) + "\n")
+    state["best_metric_ms"] = bench["median_ms"]
     save_state(layout, state)
     print(f"preflight passed: {case.name} baseline {source.name} is correct on {toolchain}")
     print(f"run: {run_dir}\nnext: dcuopt open-iter {run_dir}")
@@ -95,7 +124,7 @@ def choose_run_dir(case_dir: Path, wanted: Path | None) -> Path:
 def run_preflight(case_dir: Path, backend: str | None, pytest_args: list[str],
                   scratch: Path) -> tuple[str, str, dict[str, Any]]:
     """(toolchain, baseline file name, what preflight saw), or a LoopError stating the contract failure."""
-    extra = ["-k", "correctness and baseline", f"--ignore-glob={case_dir}/run_*", *pytest_args]
+    extra = ["-k", PREFLIGHT_SELECTION, f"--ignore-glob={case_dir}/run_*", *pytest_args]
     if backend:
         extra.append(f"--dcuopt-toolchain={backend}")
     harness = run_pytest([str(case_dir)], scratch / "preflight", extra, cwd=case_dir)
@@ -111,12 +140,63 @@ def run_preflight(case_dir: Path, backend: str | None, pytest_args: list[str],
     if len(passed) > 1:
         raise LoopError(f"the baseline ran on several toolchains ({', '.join(sorted(passed))}); the loop optimizes "
                         "for one: pass --backend NAME.")
+    return preflight_record(passed, harness.result.command_line, now())
+
+
+def preflight_record(passed: dict[str, Any], command: str, ran_at: str | None) -> tuple[str, str, dict[str, Any]]:
+    """(toolchain, baseline file name, what preflight saw) of the one toolchain whose baseline passed."""
     toolchain, record = next(iter(passed.items()))
     name = Path(record["source"]).name
     if Path(name).suffix not in toolchain_class(toolchain).extensions:
         raise LoopError(f"the {toolchain} baseline {name} has a suffix that toolchain does not build.")
-    return toolchain, name, {"toolchain": toolchain, "command": harness.result.command_line,
-                             "examples": record.get("examples"), "ran_at": now()}
+    return toolchain, name, {"toolchain": toolchain, "command": command,
+                             "examples": record.get("examples"), "timing": record.get("timing"),
+                             "timing_problem": None if record.get("timing") else branch_problem(record),
+                             "ran_at": ran_at}
+
+
+def ingested_preflight(case_dir: Path, backend: str | None, folder: Path) -> tuple[str, str, dict[str, Any]]:
+    """The preflight judged from a case's results measured elsewhere and ingested into `folder`: the pack must be of
+    this case, its sources unchanged here, and the baseline correct there."""
+    record_path = folder / INGESTED_NAME
+    if not record_path.is_file():
+        raise LoopError(f"{folder} holds no ingested results ({INGESTED_NAME} is missing): `dcuopt pack {case_dir} "
+                        f"--toolchain T`, run it on the device host, then `dcuopt ingest {case_dir} results.tar.gz "
+                        f"--into {folder}`.")
+    record = json.loads(record_path.read_text())
+    manifest = record["manifest"]
+    if manifest.get("kind") != "case" or Path(manifest.get("target", "")) != case_dir:
+        raise LoopError(f"the results in {folder} are of {manifest.get('target')} ({manifest.get('kind')}), not of "
+                        f"the case {case_dir}.")
+    stale = stale_sources(manifest)
+    if stale:
+        raise LoopError(f"{', '.join(stale)} changed here since the pack was made: the results measured the earlier "
+                        "version. Pack again, run it there and ingest it.")
+    state = json.loads((folder / "state.json").read_text()) if (folder / "state.json").is_file() else {}
+    cases = state.get("cases", {}).get(case_dir.name, {}).get("toolchains", {})
+    passed = {name: entry["branches"]["baseline"] for name, entry in cases.items()
+              if (backend is None or name == backend) and entry["branches"].get("baseline", {}).get("correct") is True}
+    if not passed:
+        problems = [f"  {name}: {branch_problem(entry['branches']['baseline'])}" for name, entry in cases.items()
+                    if "baseline" in entry["branches"]]
+        raise LoopError(f"the results in {folder} (remote exit status {record.get('exit_status')}) do not show the "
+                        "baseline built and correct:\n" + ("\n".join(problems) or "  no baseline result"))
+    if len(passed) > 1:
+        raise LoopError(f"the baseline ran on several toolchains ({', '.join(sorted(passed))}); the loop optimizes "
+                        "for one: pass --backend NAME.")
+    toolchain, name, preflight = preflight_record(passed, str(manifest["command"]), state.get("finished_at"))
+    preflight.update(ingested_from=record.get("from"), remote=record.get("remote"))
+    return toolchain, name, preflight
+
+
+def baseline_bench(preflight: dict[str, Any], seeded: Path) -> dict[str, Any]:
+    """baseline/bench.json: the baseline's timing in the preflight run (median_ms None, and why, when untimed)."""
+    timing = preflight.get("timing") or {}
+    found = {"kernel": str(seeded), "toolchain": preflight["toolchain"], "command": preflight["command"],
+             "median_ms": timing.get("median_ms"), "timing": timing or None, "measured_at": preflight["ran_at"]}
+    if not timing:
+        found["reason"] = f"the preflight did not time the baseline: {preflight.get('timing_problem')}"
+    return found
 
 
 def initial_state(args: argparse.Namespace, case_dir: Path, run_dir: Path, ref: Path, dims: dict[str, Any],
@@ -127,7 +207,7 @@ def initial_state(args: argparse.Namespace, case_dir: Path, run_dir: Path, ref: 
         "run_dir": str(run_dir), "case_dir": str(case_dir), "case": case_dir.name, "toolchain": toolchain,
         "baseline_file": str(seeded), "baseline_file_original": str(original), "ref_file": str(ref.resolve()),
         "best_file": str(seeded), "best_metric_ms": None, "best_hipprof_output": None, "env": environment,
-        "iterations_total": args.iterations, "ncu_num": 5, "branches": args.branches,
+        "iterations_total": args.iterations, "ncu_num": args.ncu_num, "branches": args.branches,
         "noise_threshold_pct": args.noise_threshold_pct, "ptr_size": args.ptr_size, "dims": dict(dims),
         "pytest_args": shlex.split(args.pytest_args), **{name: [] for name in METHOD_LISTS},
         "history": [], "roofline_history": [], "frontier": [], "iterations": {}, "recommendation": None,

@@ -140,6 +140,10 @@ def run_capture(args: argparse.Namespace) -> int:
     records = records_file.read_text().splitlines() if records_file.is_file() else []
     print(f"capture: {len(records)} tuned kernel(s) recorded in {out} (exit {result.returncode}); Inductor's log: "
           f"{out / CAPTURE_LOG}; cache: {env['TORCHINDUCTOR_CACHE_DIR']}")
+    if not records:
+        generated = summarize.generated_kernels(out / CAPTURE_LOG)
+        write_json(out / "capture-run.json", {**result.to_json(), "env": env, "generated": generated})
+        print(f"capture: {summarize.nothing_tuned_reason(generated)}")
     if (out / "capture-errors.log").is_file():
         print(f"capture: some kernels could not be recorded; see {out / 'capture-errors.log'}")
     if not result.ok:

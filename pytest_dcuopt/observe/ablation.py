@@ -11,8 +11,11 @@ full branch's median in that round. The rounds are the replicates (samples insid
 machine's momentary load, so pooling them as independent would make the interval far too narrow): the slowdown
 when the method is removed is the geometric mean of the paired ratios, with a 95% Student-t interval on their
 logarithms. The interval wholly above 1 + min_effect (default 2%, the seed's noise threshold): the method helps;
-wholly below 1 - min_effect: the branch is faster without it; otherwise "no measurable effect". An ablated build
-that fails to build or is wrong is reported as such, never as proof that the method was essential.
+wholly below 1 - min_effect: the branch is faster without it; wholly inside 1 +/- negligible (default 10%): "no
+measurable effect" (whatever the method is worth, it is less than that); anything else is "inconclusive" (the
+interval holds both an effect and none). Rounds go on past `rounds` while a method is inconclusive, up to
+`max_rounds`: a large effect measured on a noisy machine is not called ineffective for want of rounds. An ablated
+build that fails to build or is wrong is reported as such, never as proof that the method was essential.
 
 `test_ablation_<toolchain>[<branch>]` fails only when the full branch itself cannot be measured (it does not
 build or is wrong); per-method outcomes go to `record.observations["ablation"]` and `ablation.json`.
@@ -49,8 +52,9 @@ if TYPE_CHECKING:
 ABLATION_MARKER = "ablation"
 REPORT_NAME = "ablation.json"
 REPORT_SCHEMA_VERSION = 1
-ALLOWED_KEYWORDS = ("methods", "rounds", "min_effect", "reason")
+ALLOWED_KEYWORDS = ("methods", "rounds", "max_rounds", "min_effect", "negligible", "reason")
 DEFAULT_ROUNDS = 4
+DEFAULT_MAX_ROUNDS = 12  # three times the minimum: a round costs max_time / rounds, so at most 3x the time
 MIN_ROUNDS = 2  # a paired interval needs the spread of at least two rounds' ratios
 # Pairwise interactions are estimated when a mark claims 2 to this many methods (n(n-1)/2 extra builds).
 MAX_INTERACTION_METHODS = 4
@@ -58,10 +62,14 @@ PAIR_JOIN = " + "
 # The smallest slowdown that counts as an effect (the seed's 2% noise threshold): a precisely measured 1% change
 # from code layout is no evidence that a method works.
 DEFAULT_MIN_EFFECT = 0.02
+# "No measurable effect" is a claim too: the whole interval must lie within 1 +/- this (a method worth 10% or more
+# is never called ineffective); an interval wider than that around 1 is inconclusive.
+DEFAULT_NEGLIGIBLE = 0.10
 
 HELPS = "helps"
 HURTS = "hurts"
 NO_EFFECT = "no measurable effect"
+INCONCLUSIVE = "inconclusive"
 BUILD_FAILED = "build failed"
 INCORRECT = "incorrect"
 SYNERGY, REDUNDANT, INDEPENDENT = "synergy", "redundant", "independent"
@@ -79,6 +87,8 @@ class AblationSpec:
     rounds: int = DEFAULT_ROUNDS
     min_effect: float = DEFAULT_MIN_EFFECT
     reason: str = ""
+    max_rounds: int = DEFAULT_MAX_ROUNDS
+    negligible: float = DEFAULT_NEGLIGIBLE
 
     @classmethod
     def from_mark(cls, mark: pytest.Mark) -> AblationSpec:
@@ -104,7 +114,16 @@ class AblationSpec:
         reason = mark.kwargs.get("reason", "")
         if not isinstance(reason, str):
             raise AblationMarkError(f"ablation mark: reason={reason!r} must be a string.")
-        return cls(parsed, rounds, float(min_effect), reason)
+        max_rounds = mark.kwargs.get("max_rounds", max(rounds, DEFAULT_MAX_ROUNDS))
+        if isinstance(max_rounds, bool) or not isinstance(max_rounds, int) or max_rounds < rounds:
+            raise AblationMarkError(f"ablation mark: max_rounds={max_rounds!r} must be an integer >= rounds "
+                                    f"({rounds}): rounds go on past `rounds` while a method is inconclusive, up to "
+                                    "this cap.")
+        negligible = mark.kwargs.get("negligible", DEFAULT_NEGLIGIBLE)
+        if isinstance(negligible, bool) or not isinstance(negligible, (int, float)) or not min_effect <= negligible < 1:
+            raise AblationMarkError(f"ablation mark: negligible={negligible!r} must be a fraction in [min_effect, 1), "
+                                    "e.g. 0.1: an interval within 1 +/- this is 'no measurable effect'.")
+        return cls(parsed, rounds, float(min_effect), reason, max_rounds, float(negligible))
 
 
 def _flags(method: Any, value: Any) -> tuple[str, ...]:
@@ -134,9 +153,9 @@ class AblationObserver:
             pytest.fail(str(exc), pytrace=False)
         methods = {name: flags for spec in reversed(specs) for name, flags in spec.methods.items()}
         rounds = max(spec.rounds for spec in specs)
-        min_effect = min(spec.min_effect for spec in specs)
-        options = Options.from_config(item.config)
-        run_ablation(context, variant, methods, Rules(rounds, min_effect), options, item.nodeid)
+        rules = Rules(rounds, min(spec.min_effect for spec in specs), max(rounds, *(s.max_rounds for s in specs)),
+                      min(spec.negligible for spec in specs))
+        run_ablation(context, variant, methods, rules, Options.from_config(item.config), item.nodeid)
 
     def write_report(self, path: Path, entries: Sequence[Mapping[str, Any]], header: Mapping[str, Any]) -> None:
         from ..files import write_atomic
@@ -148,10 +167,23 @@ class AblationObserver:
 
 @dataclass(frozen=True)
 class Rules:
-    """How the ablation is measured and judged."""
+    """How the ablation is measured and judged: at least `rounds` rounds, more while a method is inconclusive, up to
+    `max_rounds`."""
 
     rounds: int = DEFAULT_ROUNDS
     min_effect: float = DEFAULT_MIN_EFFECT
+    max_rounds: int = DEFAULT_MAX_ROUNDS
+    negligible: float = DEFAULT_NEGLIGIBLE
+
+    def verdict(self, low: float, high: float) -> str:
+        """The outcome of a slowdown interval [low, high] (see the module docstring)."""
+        if low > 1 + self.min_effect:
+            return HELPS
+        if high < 1 - self.min_effect:
+            return HURTS
+        if 1 - self.negligible <= low and high <= 1 + self.negligible:
+            return NO_EFFECT
+        return INCONCLUSIVE
 
 
 def run_ablation(context: ObserverContext, variant: Variant, methods: Mapping[str, tuple[str, ...]], rules: Rules,
@@ -177,7 +209,8 @@ def run_ablation(context: ObserverContext, variant: Variant, methods: Mapping[st
             outcomes[name] = outcome
             if built is not None:
                 ablated[name] = built
-        samples = interleaved_samples(variant, ablated, rules.rounds, options.policy, options.timeout_s, outcomes)
+        samples = interleaved_samples(variant, ablated, rules, options.policy, options.timeout_s, outcomes,
+                                      singles=tuple(methods))
     finally:
         for other in ablated.values():
             if other.worker is not None:
@@ -185,14 +218,15 @@ def run_ablation(context: ObserverContext, variant: Variant, methods: Mapping[st
     full_rounds = samples.pop("")
     full = summarize([s for one in full_rounds for s in one])
     for name, rounds in samples.items():
-        outcomes[name].update(attribution(full_rounds, rounds, rules.min_effect))
+        outcomes[name].update(attribution(full_rounds, rounds, rules))
     for name in pairs:
         first, second = name.split(PAIR_JOIN)
         if all(n in samples for n in (first, second, name)):
             outcomes[name].update(interaction(full_rounds, samples[first], samples[second], samples[name],
                                               rules.min_effect))
-    result = {"full_median_ms": full.median_ms, "full_ci95_ms": list(full.ci95_ms), "rounds": rules.rounds,
-              "min_effect": rules.min_effect, "methods": {m: outcomes[m] for m in methods},
+    result = {"full_median_ms": full.median_ms, "full_ci95_ms": list(full.ci95_ms), "rounds": len(full_rounds),
+              "min_rounds": rules.rounds, "max_rounds": rules.max_rounds, "min_effect": rules.min_effect,
+              "negligible": rules.negligible, "methods": {m: outcomes[m] for m in methods},
               "interactions": {pair: outcomes[pair] for pair in pairs}}
     variant.record.observations["ablation"] = result
     context.add_report(AblationObserver.name, {"case": variant.case.name, "toolchain": variant.toolchain.name,
@@ -242,14 +276,17 @@ def build_and_check(variant: Variant, method: str, flags: tuple[str, ...], setti
     return outcome, ablated
 
 
-def interleaved_samples(variant: Variant, ablated: Mapping[str, Variant], rounds: int, policy: TimingPolicy,
-                        timeout_s: float, outcomes: dict[str, dict[str, Any]]) -> dict[str, list[list[float]]]:
-    """Per-round samples of the full branch (key "") and of each correct ablated build, in alternating rounds."""
-    short = replace(policy, max_time_s=policy.max_time_s / rounds, min_samples=3, min_time_s=0.0,
-                    warmup_s=policy.warmup_s / rounds)
+def interleaved_samples(variant: Variant, ablated: Mapping[str, Variant], rules: Rules, policy: TimingPolicy,
+                        timeout_s: float, outcomes: dict[str, dict[str, Any]],
+                        singles: Sequence[str] = ()) -> dict[str, list[list[float]]]:
+    """Per-round samples of the full branch (key "") and of each correct ablated build, in alternating rounds:
+    `rules.rounds` of them, then more while one of `singles` (the claimed methods; pairs do not decide) is
+    inconclusive, up to `rules.max_rounds`."""
+    short = replace(policy, max_time_s=policy.max_time_s / rules.rounds, min_samples=3, min_time_s=0.0,
+                    warmup_s=policy.warmup_s / rules.rounds)
     timed = {method: other for method, other in ablated.items() if other.default_verified}
     samples: dict[str, list[list[float]]] = {"": [], **{method: [] for method in timed}}
-    for _ in range(rounds):
+    for _ in range(rules.max_rounds):
         try:
             samples[""].append(list(measure(variant, short, timeout_s)["samples"].seconds))
         except DcuOptError as exc:
@@ -260,7 +297,18 @@ def interleaved_samples(variant: Variant, ablated: Mapping[str, Variant], rounds
             except DcuOptError as exc:  # wrong timed calls, a crash or a hang: this build is out
                 outcomes[method].update(outcome=INCORRECT, message=str(exc)[-2000:])
                 del timed[method], samples[method]
+        if not another_round(samples, singles, rules):
+            break
     return samples
+
+
+def another_round(samples: Mapping[str, Sequence[Sequence[float]]], singles: Sequence[str], rules: Rules) -> bool:
+    """Fewer than `rules.rounds` rounds so far, or (below the cap) a claimed method still timed is inconclusive."""
+    done = len(samples[""])
+    if done < rules.rounds:
+        return True
+    return done < rules.max_rounds and any(attribution(samples[""], samples[m], rules)["outcome"] == INCONCLUSIVE
+                                           for m in singles if m in samples)
 
 
 # Two-sided 95% Student-t quantiles by degrees of freedom (1-30); above 30 the normal 1.96 is used.
@@ -309,22 +357,27 @@ def interaction(full_rounds: Sequence[Sequence[float]], first_rounds: Sequence[S
 
 
 def attribution(full_rounds: Sequence[Sequence[float]], ablated_rounds: Sequence[Sequence[float]],
-                min_effect: float = DEFAULT_MIN_EFFECT) -> dict[str, Any]:
+                rules: Rules | None = None) -> dict[str, Any]:
     """The slowdown when the method is removed: the geometric mean of the rounds' paired ratios, with a 95%
-    t-interval on their logarithms, and the verdict: an effect only when the whole interval clears 1 by
-    `min_effect` (beyond the round-to-round noise, and material)."""
+    t-interval on their logarithms, and the verdict (`Rules.verdict`): an effect only when the whole interval clears
+    1 by `min_effect` (beyond the round-to-round noise, and material), no effect only when the whole interval lies
+    within 1 +/- `negligible`, else inconclusive."""
+    rules = rules or Rules()
     ratios = paired_ratios(full_rounds, ablated_rounds)
     pooled = summarize([s for one in ablated_rounds for s in one])
     found: dict[str, Any] = {"ablated_median_ms": pooled.median_ms, "ablated_ci95_ms": list(pooled.ci95_ms),
                              "round_ratios": [round(r, 4) for r in ratios]}
     if len(ratios) < MIN_ROUNDS:
-        return {**found, "outcome": NO_EFFECT, "slowdown_when_removed": round(ratios[0], 4) if ratios else None,
+        return {**found, "outcome": INCONCLUSIVE, "slowdown_when_removed": round(ratios[0], 4) if ratios else None,
                 "slowdown_interval": None,
-                "note": f"{len(ratios)} paired round(s): an interval needs {MIN_ROUNDS}, so no effect can be claimed"}
+                "note": f"{len(ratios)} paired round(s): an interval needs {MIN_ROUNDS}, so nothing can be claimed"}
     logs = [math.log(r) for r in ratios]
     centre = statistics.fmean(logs)
     half = t975(len(logs) - 1) * statistics.stdev(logs) / math.sqrt(len(logs))
     low, high = math.exp(centre - half), math.exp(centre + half)
-    verdict = HELPS if low > 1 + min_effect else HURTS if high < 1 - min_effect else NO_EFFECT
+    verdict = rules.verdict(low, high)
+    if verdict == INCONCLUSIVE:
+        found["note"] = (f"after {len(ratios)} paired rounds the interval [{low:.3g}, {high:.3g}] holds both an effect "
+                         f"(beyond {rules.min_effect:g}) and none (within {rules.negligible:g})")
     return {**found, "outcome": verdict, "slowdown_when_removed": round(math.exp(centre), 4),
             "slowdown_interval": [round(low, 4), round(high, 4)]}

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import pickle
+import platform
 import sys
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -28,6 +29,7 @@ from ..markers import PROFILE_MARKER
 from ..profile.backends import Collected, ProfileBackend, ProfileJob, backend_for, profiled_toolchains
 from ..profile.kernels import KernelFilter, select_rows
 from ..profile.metrics import derive, metric_set, rank_metrics
+from ..profile.registers import register_pressure
 from ..profile.roofline import ceilings_for, classify
 from ..profile.spec import ProfileMarkError, ProfileSpec, merge_specs
 from ..toolchains.binding import BindSpec
@@ -43,7 +45,6 @@ REPORT_NAME = "profile.json"
 REPORT_SCHEMA_VERSION = 1
 COPY_BYTES = {"cpu": 256 << 20}  # a host copy well beyond the last-level cache; GPUs: 1 GiB
 DEFAULT_COPY_BYTES = 1 << 30
-TOP_K = 5
 
 
 class ProfileObserver:
@@ -97,8 +98,10 @@ class ProfileObserver:
             collected = backend.collect(job)
         target = read_target_result(request)
         entry = self.analyse(variant, spec, dims, backend, kernels, collected, target)
+        arch = dump.arch or (platform.machine() if dump.family == "x86" else None)  # host code: the host's arch
         entry.update({"nodeid": nodeid, "workdir": str(workdir), "kernel_names": dict(kernels.names),
-                      "isa_dump": {"family": dump.family, "arch": dump.arch, "errors": list(dump.errors)}})
+                      "isa_dump": {"family": dump.family, "arch": arch, "errors": list(dump.errors)},
+                      "registers": register_pressure(dump.resources, arch)})
         return entry
 
     def write_request(self, variant: Variant, backend: ProfileBackend, spec: ProfileSpec, dims: Mapping[str, Any],
@@ -138,7 +141,7 @@ class ProfileObserver:
         roofline = self.roofline(variant, spec, dims, metrics, target)
         entry["metrics"] = {name: metric.to_json() for name, metric in sorted(metrics.items())}
         entry["roofline"] = roofline
-        entry["top"] = rank_metrics(metrics, roofline["bound"], TOP_K)
+        entry["top"] = rank_metrics(metrics, roofline["bound"], spec.top)
         entry["model_check"] = model_check(variant, dims, metrics)
         if collected.degraded is not None:
             return {**entry, "outcome": "degraded", "reason": collected.degraded}
@@ -230,6 +233,7 @@ def record_summary(entry: Mapping[str, Any]) -> dict[str, Any]:
         "stop": roofline.get("stop"), "budget": roofline.get("budget"),
         "utilization": roofline.get("utilization"), "top": [t["name"] for t in entry.get("top", [])],
         "model_check": entry.get("model_check"), "notes": entry.get("notes", []), "report": REPORT_NAME,
+        "registers": entry.get("registers"),
     }
 
 

@@ -9,6 +9,7 @@ optional parts that were lost (e.g. hipprof's default `--pmc` group aborting wit
 """
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -16,7 +17,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ..tool import ToolResult, run_tool, which
-from . import hipprof, ncu, perf, rocprof
+from . import hipprof, ncu, perf, rocprof, sqtt
 from .hipprof import PmcFormatError
 from .kernels import KernelRow
 from .metrics import Metric
@@ -247,14 +248,16 @@ class HipprofBackend(_RequestFreeBackend):
     def _sqtt(self, job: ProfileJob, collected: Collected) -> None:
         folder = job.workdir / "sqtt"
         folder.mkdir(exist_ok=True)
-        result = run_tool(["hipprof", "--sqtt", "--sqtt-type", "stat", "-o", f"{folder}/", *job.target],
-                          timeout=job.timeout_s)
+        result = run_tool(sqtt.command("hipprof", folder, job.target), timeout=job.timeout_s)
         collected.runs.append(result)
         produced = sorted(str(p) for p in folder.rglob("*") if p.is_file())
         collected.files += produced
-        collected.notes.append(
-            f"sqtt: {len(produced)} file(s) kept, not summarized (no recorded hipprof SQTT sample to build a parser on)"
-            if result.ok else _failed(result, "hipprof --sqtt (its export may need llvm-objdump on PATH)"))
+        if not result.ok:
+            collected.notes.append(_failed(result, "hipprof --sqtt (its export may need llvm-objdump on PATH)"))
+            return
+        (folder / "summary.json").write_text(json.dumps(sqtt.summarize(folder), indent=2) + "\n")
+        collected.notes.append(f"sqtt: {len(produced)} file(s) kept; counts in {folder / 'summary.json'} "
+                               f"({sqtt.UNVERIFIED.split(':')[0]})")
 
     def normalize(self, rows: Sequence[KernelRow], collected: Collected, target: dict[str, Any]) -> list[Metric]:
         units = target.get("device", {}).get("multiprocessors")

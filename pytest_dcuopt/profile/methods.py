@@ -8,7 +8,8 @@ The registry refers to `isa/data/isa_signatures.json` by id: that file stays the
     duplicate    a method id appears once
     unknown_id   the id is in the registry
     axis         axis and priority equal the registry's
-    budget       the count per axis equals the axis budget (so the total equals the budget's sum)
+    budget       the count per axis equals the axis budget (so the total equals the budget's sum); with
+                 `allow_fewer`, an axis may have fewer (the caller holds the explanation), never more
     arch         the target arch has every feature the method requires, and matches its arch globs
     history      a method tried before is selectable again only when the bottleneck class changed since
     priority     every higher-priority method of the same axis is selected or listed in skipped_higher
@@ -138,7 +139,8 @@ def arch_features(arch: str | None, registry: Mapping[str, Any] | None = None) -
 
 
 def validate_iteration(document: Mapping[str, Any], budget: Mapping[str, int], arch: str | None, bound: str,
-                       history: Sequence[Tried] = (), registry: Mapping[str, Any] | None = None) -> list[Rejection]:
+                       history: Sequence[Tried] = (), registry: Mapping[str, Any] | None = None,
+                       allow_fewer: bool = False) -> list[Rejection]:
     """Every reason `document` (an iteration's methods.json) is not a valid selection; [] when it is."""
     import jsonschema
 
@@ -156,7 +158,7 @@ def validate_iteration(document: Mapping[str, Any], budget: Mapping[str, int], a
     found += [Rejection("unknown_id", f"{i} is not in the method registry (isa/data/methods.json)") for i in ids
               if i not in methods]
     known = [m for m in selected if m["id"] in methods]
-    found += _axis(known, methods) + _budget(selected, budget) + _arch(known, methods, arch, registry)
+    found += _axis(known, methods) + _budget(selected, budget, allow_fewer) + _arch(known, methods, arch, registry)
     found += _history(known, bound, history) + _priority(known, methods, registry["skip_reasons"])
     found += _relations(known, methods, history)
     return found
@@ -173,11 +175,12 @@ def _axis(selected: Sequence[Mapping[str, Any]], methods: Mapping[str, Any]) -> 
     return found
 
 
-def _budget(selected: Sequence[Mapping[str, Any]], budget: Mapping[str, int]) -> list[Rejection]:
+def _budget(selected: Sequence[Mapping[str, Any]], budget: Mapping[str, int],
+            allow_fewer: bool = False) -> list[Rejection]:
     found = []
     for axis in ("compute", "memory", "latency"):
         count = sum(1 for m in selected if m["axis"] == axis)
-        if count != int(budget.get(axis, 0)):
+        if count > int(budget.get(axis, 0)) or (count < int(budget.get(axis, 0)) and not allow_fewer):
             found.append(Rejection("budget", f"{count} {axis} method(s) selected, the axis budget is "
                                              f"{int(budget.get(axis, 0))} (budget {dict(budget)}, total "
                                              f"{sum(int(v) for v in budget.values())})"))

@@ -9,6 +9,8 @@ Keyword arguments (all optional):
     dims        {dim: value}     profile at these dims instead of the case's default dims
     precision   name             which compute peak the roofline uses: fp32 (default), fp64, fp16_matrix, ...
     timeout_s   seconds          per profiler run (default 300)
+    top         count            how many metrics to rank as the most telling for the bound (default 5; the seed's
+                                 --ncu-num)
     reason      text             what the profile is for, shown in the record
 """
 from __future__ import annotations
@@ -20,7 +22,8 @@ from typing import Any
 from ..errors import DcuOptError
 from ..markers import PROFILE_MARKER, keyword_only
 
-ALLOWED: tuple[str, ...] = ("metrics", "sections", "sqtt", "dims", "precision", "timeout_s", "reason")
+ALLOWED: tuple[str, ...] = ("metrics", "sections", "sqtt", "dims", "precision", "timeout_s", "reason", "top")
+DEFAULT_TOP = 5
 PRECISIONS: tuple[str, ...] = ("fp32", "fp64", "fp32_matrix", "tf32_matrix", "fp16_matrix", "bf16_matrix",
                                "int8_matrix")
 
@@ -39,6 +42,7 @@ class ProfileSpec:
     timeout_s: float = 300.0
     reason: str = ""
     origin: str = field(default="", compare=False)
+    top: int = DEFAULT_TOP
 
     @classmethod
     def from_kwargs(cls, kwargs: Mapping[str, Any], args: tuple[Any, ...] = (), origin: str = "") -> ProfileSpec:
@@ -60,13 +64,17 @@ class ProfileSpec:
         reason = kwargs.get("reason", "")
         if not isinstance(reason, str):
             raise ProfileMarkError(f"profile mark{where}: reason={reason!r} must be text")
+        top = kwargs.get("top", DEFAULT_TOP)
+        if isinstance(top, bool) or not isinstance(top, int) or top < 1:
+            raise ProfileMarkError(f"profile mark{where}: top={top!r} must be a positive integer (how many metrics "
+                                   "to rank)")
         return cls(_names(kwargs.get("metrics"), "metrics", where), _names(kwargs.get("sections"), "sections", where),
-                   sqtt, _dims(kwargs.get("dims"), where), precision, float(timeout), reason, origin)
+                   sqtt, _dims(kwargs.get("dims"), where), precision, float(timeout), reason, origin, top)
 
     def to_json(self) -> dict[str, Any]:
         return {"metrics": list(self.metrics), "sections": list(self.sections), "sqtt": self.sqtt,
                 "dims": dict(self.dims), "precision": self.precision, "timeout_s": self.timeout_s,
-                "reason": self.reason, "origin": self.origin}
+                "reason": self.reason, "origin": self.origin, "top": self.top}
 
 
 def _names(value: Any, key: str, where: str) -> tuple[str, ...]:
@@ -99,5 +107,6 @@ def merge_specs(specs: list[ProfileSpec]) -> ProfileSpec:
                              {**merged.dims, **spec.dims},
                              spec.precision if spec.precision != "fp32" else merged.precision,
                              max(merged.timeout_s, spec.timeout_s), spec.reason or merged.reason,
-                             "; ".join(filter(None, (merged.origin, spec.origin))))
+                             "; ".join(filter(None, (merged.origin, spec.origin))),
+                             spec.top if spec.top != DEFAULT_TOP else merged.top)
     return merged

@@ -66,7 +66,8 @@ LEGEND = ("`median ms`, `IQR ms`, `rounds`: the branch's own timing run. `A/B ms
           "`beats noise` is `-` when nothing was compared (the branch was never timed, or no baseline was). "
           "`[sync]`: the solve synchronizes or allocates, so it was timed one call per sample (by its build's sync "
           "hooks, else the profiler's kernel records; docs/gpu-timing.md); `(too few clean samples)`: the median is "
-          "not trustworthy.")
+          "not trustworthy; `(not representative: emulated)`: timed under an emulator (the Triton interpreter on the "
+          "CPU), which says nothing about GPU performance.")
 
 
 def _median_cell(timing: Mapping[str, Any]) -> str:
@@ -76,6 +77,8 @@ def _median_cell(timing: Mapping[str, Any]) -> str:
         cell += " [sync]"
     if timing and timing.get("quality", "ok") != "ok":
         cell += " (too few clean samples)"
+    if timing.get("representative") is False:
+        cell += " (not representative: emulated)"
     return cell
 
 
@@ -214,6 +217,7 @@ def render_summary(state: Mapping[str, Any]) -> str:
             out += _sized_section(result) if result.get("sizes") else _champion_section(result)
             out += _problems(result)
             out += _isa_lines(result)
+            out += _ablation_lines(result)
     if any(timing.get("concurrent_workers", 1) > 1 for timing in all_timings(state)):
         out += ["**Warning:** timings were taken while several xdist workers ran at once; they are fit for a "
                 "correctness sweep, not for comparison. Re-run the benchmarks with `-n 0`.", ""]
@@ -382,6 +386,21 @@ def _isa_lines(result: Mapping[str, Any]) -> list[str]:
         lines.append(f"- ISA **{md_text(name)}**: {md_text(isa['outcome'])} ({md_text(isa['family'])}, "
                      f"{md_text(isa.get('arch') or 'arch not recorded')})")
         lines += [f"  - {md_text(c)}" for c in unmet[:8]]
+    return [*lines, ""] if lines else []
+
+
+def _ablation_lines(result: Mapping[str, Any]) -> list[str]:
+    """One line per ablated branch and method (ablation.json has the rounds): outcome, slowdown when removed."""
+    lines: list[str] = []
+    for name, branch in result["branches"].items():
+        ablation = (branch.get("observations") or {}).get("ablation")
+        if not ablation:
+            continue
+        lines.append(f"- Ablation **{md_text(name)}** ({ablation.get('rounds')} rounds):")
+        for method, found in ablation.get("methods", {}).items():
+            slowdown = found.get("slowdown_when_removed")
+            figure = f", {slowdown}x slower without it {found.get('slowdown_interval')}" if slowdown else ""
+            lines.append(f"  - {md_code(method)}: {md_text(found.get('outcome'))}{md_text(figure)}")
     return [*lines, ""] if lines else []
 
 

@@ -7,11 +7,15 @@ in the last section, never silently skipped.
 
 The decision follows the rules of the original workflow:
 * tune only a real hot spot (rank 1, or at least HOT_SHARE of the compiled model's device time);
-* a kernel dominated by atomics / scatter, or a generated GEMM-like loop with no matrix instructions, is a
-  model-code problem: rewrite the model code (or run that region eagerly);
+* a kernel dominated by atomics / scatter, a generated GEMM-like loop with no matrix instructions (`tl.dot` in the
+  source, or a template kernel, and no MFMA/MMAC/HMMA in the scanned code), or an initialization-only kernel (it
+  stores and never loads: a fill the model materializes) is a model-code problem: rewrite the model code (or run
+  that region eagerly);
 * when the region run eagerly is measurably faster end to end (FALLBACK_MARGIN), disable the compiled region;
 * memory traffic on the global/flat path with narrow accesses or missing pointer hints: continue Triton tuning
-  (pointer hints, tl.assume / tl.multiple_of, block size, warps), one change at a time.
+  (pointer hints, tl.assume / tl.multiple_of, block size, warps), one change at a time; on AMD/DCU code whose
+  global traffic is not on the buffer path, the next experiment is a compile with `AMDGCN_USE_BUFFER_OPS=1` against
+  one with it unset (the seed's rule: never set by default, probed per kernel family).
 
 "The config Inductor uses" is `capture.inductor_choice` of the kernel's summary entries (the coordinate-descent
 winner when there is one, else the autotuning best), the same definition as `run` and `to-case`; the report says
@@ -117,6 +121,16 @@ def decide(inputs: Inputs) -> tuple[str, list[str]]:
         reasons.append(f"{verdict['atomics']} atomics among {verdict['global_memory_ops']} global-memory "
                        "instructions: scatter/atomic-heavy work is a model-code problem")
         return REWRITE, reasons
+    if scans and initialization_only(scans[0]):
+        reasons.append("initialization-only kernel: it stores to global memory and never loads (a fill or zeroing "
+                       "the model materializes); fuse it into its consumer or drop it in the model code")
+        return REWRITE, reasons
+    if verdict is not None and verdict["matrix_ops"] == 0 and gemm_like(inputs):
+        reasons.append(f"GEMM-like kernel ({gemm_like(inputs)}) with no matrix instructions in its "
+                       f"{scans[0].get('family', 'scanned')} code: a generated loop does the products on the vector "
+                       "units; use the library GEMM (the model's matmul) or the dtype/shape that reaches the matrix "
+                       "cores")
+        return REWRITE, reasons
     if fallback.get("fallback_over_compiled") is not None:
         reasons.append(f"running {fallback['region']} eagerly does not help end to end "
                        f"({fallback['fallback_over_compiled']:.2f}x of the compiled time)")
@@ -129,9 +143,29 @@ def decide(inputs: Inputs) -> tuple[str, list[str]]:
     missing = missing_hints(inputs)
     if missing:
         reasons.append("pointer arguments without hints: " + ", ".join(missing))
+    amd = scans and scans[0].get("family") in ("amdgcn", "dcu")
+    if verdict is not None and amd and verdict["dominant_path"] in ("global", "flat"):
+        reasons.append(f"experiment: global traffic is on the {verdict['dominant_path']} path, not buffer "
+                       "instructions; compile once with AMDGCN_USE_BUFFER_OPS=1 and once unset, scan both and time "
+                       "both (`dcuopt triton run`), keeping the faster; never set it by default")
     if profile is not None:
         reasons.append(f"rank {profile['rank']}, {profile['share']:.1%} of the device time: a hot spot")
     return CONTINUE, reasons
+
+
+def initialization_only(scan: dict[str, Any]) -> bool:
+    """Global stores and no load of any kind in the scanned function."""
+    memory = scan.get("memory", [])
+    return (not any(m["op"] == "load" for m in memory)
+            and any(m["op"] == "store" and m["space"] in ("buffer", "global", "flat", "generic") for m in memory))
+
+
+def gemm_like(inputs: Inputs) -> str:
+    """Why the kernel is a GEMM ('' when it is not): a template kernel, or tl.dot in its source."""
+    if inputs.kernel.startswith("triton_tem_"):
+        return "an Inductor template kernel"
+    dots = ((inputs.hints or {}).get("counts") or {}).get("dot", 0)
+    return f"tl.dot x{dots} in its source" if dots else ""
 
 
 def missing_hints(inputs: Inputs) -> list[str]:

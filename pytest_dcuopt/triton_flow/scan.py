@@ -33,6 +33,7 @@ from ..isa.signatures import Registry, SignatureFileError, load
 from ..isa.spec import IsaSpec
 from ..tool import run_tool
 from ..toolchains.cuda import beside_on_path, cuobjdump_missing, find_cuobjdump
+from ..toolchains.hip import is_hygon
 from .records import FlowError
 
 AMD_SUFFIXES = (".amdgcn", ".s", ".isa")
@@ -217,7 +218,9 @@ def read_listing(path: Path) -> FileScan:
     if suffix in SASS_SUFFIXES:
         return FileScan(path, "sass", sass_arch(text), split_sass(text))
     found = _AMDGCN_TARGET_RE.search(text)
-    return FileScan(path, "amdgcn", found.group("arch") if found else None, split_asm(text))
+    arch = found.group("arch") if found else None
+    # A Hygon listing is the "dcu" family: its MMAC and matrix-read instructions are signatures only there.
+    return FileScan(path, "dcu" if is_hygon(arch) else "amdgcn", arch, split_asm(text))
 
 
 def sass_arch(text: str) -> str | None:

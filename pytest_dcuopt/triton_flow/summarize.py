@@ -207,3 +207,37 @@ def markdown(summary: dict[str, Any]) -> str:
     for key, paths in summary["files"].items():
         lines += [f"{key}: " + ", ".join(paths)] if paths else []
     return "\n".join(lines).rstrip() + "\n"
+
+
+_CPP_KERNEL_RE = re.compile(r"\b(cpp_fused_\w+)")
+_TRITON_KERNEL_RE = re.compile(r"^def (triton_\w+)\(", re.M)
+
+
+def generated_kernels(log: Path) -> dict[str, list[str]]:
+    """What Inductor generated, from the output code files its log names: C++ kernels (`cpp_fused_*`: the CPU
+    backend, which autotunes nothing) and Triton kernels (`def triton_*`)."""
+    text = log.read_text(errors="replace") if log.is_file() else ""
+    files = list(dict.fromkeys(m.group("path") for m in _FILES_RES["output_code"].finditer(text)))
+    cpp: list[str] = []
+    triton: list[str] = []
+    for name in files:
+        path = Path(name)
+        code = path.read_text(errors="replace") if path.is_file() else ""
+        cpp += [k for k in dict.fromkeys(_CPP_KERNEL_RE.findall(code)) if k not in cpp]
+        triton += [k for k in dict.fromkeys(_TRITON_KERNEL_RE.findall(code)) if k not in triton]
+    return {"output_code": files, "cpp": cpp, "triton": triton}
+
+
+def nothing_tuned_reason(generated: dict[str, list[str]]) -> str:
+    """Why a capture recorded no tuned kernel, from what Inductor generated."""
+    cpp, triton = generated["cpp"], generated["triton"]
+    if cpp and not triton:
+        return (f"Inductor generated C++ for the CPU ({len(cpp)} kernel(s): {', '.join(cpp[:3])}), not Triton: "
+                "there is nothing to autotune on a CPU device; capture on a GPU to record Triton kernels")
+    if triton:
+        return (f"Inductor generated {len(triton)} Triton kernel(s) ({', '.join(triton[:3])}) and autotuned none "
+                "(each had a single config); TORCHINDUCTOR_MAX_AUTOTUNE=1 or coordinate descent makes it tune")
+    if not generated["output_code"]:
+        return "Inductor's log names no output code: the script compiled nothing (is torch.compile called?)"
+    return "Inductor's output code holds neither C++ nor Triton kernels"
+

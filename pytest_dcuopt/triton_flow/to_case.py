@@ -14,6 +14,11 @@ Written into the case folder:
   (the eager computation the kernel replaces, an independent oracle), or, without it, one that fails and says
   what to write;
 * `dims.json`: the captured scalar arguments.
+
+A module Inductor generated for a GPU calls `triton_helpers.set_driver_to_gpu()` when it is imported, which raises
+"Could not find an active GPU backend" on a machine without one: ref.py ends with `GPU_GUARD`, a `pytestmark` that
+imports the module once in a subprocess and skips the case with Inductor's words when that is the error (a CPU
+cannot run the generated module, which is not a failure of the kernel); a module that imports runs as before.
 """
 from __future__ import annotations
 
@@ -26,6 +31,26 @@ from typing import Any
 from .capture import inductor_choice, log_entries
 from .records import FlowError, read_json
 
+GPU_GUARD = '''
+
+# Inductor's generated module may need a GPU backend when it is imported (`triton_helpers.set_driver_to_gpu()`):
+# without one every test would fail on that, not on the kernel. Imported once in a subprocess, so pytest itself never
+# selects a driver; any other import error is left to the tests to report.
+import subprocess as _subprocess
+import sys as _sys
+from pathlib import Path as _Path
+
+import pytest as _pytest
+
+_NO_GPU = "Could not find an active GPU backend"
+_probe = _subprocess.run([_sys.executable, "-c", "import importlib.util as u, sys; s = u.spec_from_file_location("
+                          "'inductor_kernel', sys.argv[1]); s.loader.exec_module(u.module_from_spec(s))",
+                          str(_Path(__file__).with_name("inductor_kernel.py"))], capture_output=True, text=True,
+                         timeout=300)
+pytestmark = [_pytest.mark.skipif(_NO_GPU in _probe.stderr, reason="the captured Inductor module cannot be imported "
+                                  "here: RuntimeError: " + _NO_GPU + " (it runs on a GPU; `dcuopt triton run` "
+                                  "re-times kernels there)")]
+'''
 GRID_AXES = (("xnumel", "XBLOCK"), ("ynumel", "YBLOCK"), ("znumel", "ZBLOCK"))
 _OUTPUT_RE = re.compile(r"^(?:in_)?out_ptr\d*$")
 _INPUT_RE = re.compile(r"^(?:in_ptr|in_out_ptr)\d*$")
@@ -126,7 +151,7 @@ def to_case(capture: Path, out: Path, reference: str | None = None) -> dict[str,
            f"outputs = {outputs!r}", f"inputs = {inputs!r}",
            f"dim_ranges = {{name: (value, value) for name, value in {scalars!r}.items()}}  # compiled for these",
            f"\n\ndef bytes_moved(**dims):\n    return {record.get('footprint_bytes', 0)}"]
-    (out / "ref.py").write_text("\n".join(ref) + "\n")
+    (out / "ref.py").write_text("\n".join(ref) + "\n" + GPU_GUARD)
     return {"case": str(out), "kernel": record["kernel"], "buffers": shapes, "outputs": outputs, "dims": scalars,
             "reference": reference or "missing: write reference() in ref.py",
             "elements": {n: math.prod(s) for n, s in shapes.items()}, "config": choice["entry"]["config"],

@@ -3,8 +3,9 @@
 Fixture case: tests/data/cases/ablation_rowsum (row sums; branch `unrolled` has eight accumulators behind
 `#ifndef DCUOPT_NO_UNROLL` and a block that changes nothing behind `#ifndef DCUOPT_NO_PLACEBO`). The observer
 is built in (plugin.py). Timing-based verdicts are asserted only with wide margins (a serial float chain is several
-times slower than eight accumulators; a placebo within a factor of two); the verdict rule itself is unit-tested
-on fixed numbers in tests/unit/test_ablation_verdict.py.
+times slower than eight accumulators, and the ablation adds rounds while a method is inconclusive; a placebo within a
+factor of two); the verdict and round rules are unit-tested on fixed numbers in tests/unit/test_ablation_verdict.py
+and tests/unit/observe/test_ablation.py.
 """
 from __future__ import annotations
 
@@ -22,50 +23,34 @@ ROWSUM = CASES / "ablation_rowsum"
 
 
 def run_ablation(pytester: pytest.Pytester, cache: Path, case: Path = ROWSUM) -> pytest.RunResult:
+    """The ablation test of `case`, copied into the pytester folder."""
     shutil.copytree(case, pytester.path / case.name)
-    return rerun_ablation(pytester, cache, case)
-
-
-def rerun_ablation(pytester: pytest.Pytester, cache: Path, case: Path = ROWSUM) -> pytest.RunResult:
-    """The ablation test of the case already copied into the pytester folder (its run folder is written again)."""
     fast = [a for a in FAST if not a.startswith("--dcuopt-max-time")]
     return pytester.runpytest_subprocess(case.name, "-k", "test_ablation", f"--dcuopt-cache-dir={cache}",
                                          f"--dcuopt-run-dir={pytester.path / 'run'}", "--dcuopt-max-time=0.8",
                                          *fast, "-rs")
 
 
-def measured_as_expected(entry: dict) -> bool:
-    """The measured part of the test below: the unroll helps, the placebo's interval is within 2x either way."""
-    unroll, placebo = entry["methods"]["latency.ilp_unroll"], entry["methods"]["noop.placebo"]
-    low, high = placebo["slowdown_interval"]
-    return (unroll["outcome"] == "helps" and statistics.median(unroll["round_ratios"]) > 1.2 and 0.5 < low
-            and high < 2.0 and entry["interactions"]["latency.ilp_unroll + noop.placebo"]["outcome"] == "helps")
-
-
 @skip_if_no_gxx
 def test_removing_the_unroll_slows_the_branch_and_the_placebo_is_measured(pytester, shared_build_cache) -> None:
-    # Measured verdicts on a shared 2-core VM (the same Python loop took 0.18-0.33 s from one run to the next; the
-    # placebo's rounds once came out at 0.44-1.08x): one retry; an ablation that does not work fails both times.
-    for attempt in (1, 2):
-        result = (run_ablation if attempt == 1 else rerun_ablation)(pytester, shared_build_cache)
-        result.assert_outcomes(passed=1)
-        report = json.loads((pytester.path / "run" / "ablation.json").read_text())
-        (entry,) = report["ablations"]
-        if measured_as_expected(entry):
-            break
+    result = run_ablation(pytester, shared_build_cache)
+    result.assert_outcomes(passed=1)
+    (entry,) = json.loads((pytester.path / "run" / "ablation.json").read_text())["ablations"]
     assert (entry["case"], entry["toolchain"], entry["branch"]) == ("ablation_rowsum", "cpu", "unrolled")
     unroll, placebo = entry["methods"]["latency.ilp_unroll"], entry["methods"]["noop.placebo"]
+    # A serial float chain is much slower: a disturbed round widens the interval, and rounds go on (up to 12) until
+    # it clears "no effect", so a several-fold effect is "helps" on a busy machine too.
     assert unroll["outcome"] == "helps", unroll
-    # A serial float chain is much slower. The median round, not the interval's low end: on a 2-core box one round of
-    # four came out at 1.16x beside 1.8-2.3x (another process on the cores), which pulls a 4-round interval down.
     assert statistics.median(unroll["round_ratios"]) > 1.2, unroll
     assert unroll["flags"] == ["-DDCUOPT_NO_UNROLL"]
     # The placebo: built, checked and timed in every round. Its verdict is a few-percent question, which a loaded
     # machine can tilt (docs/loop.md has the five-run figure); no several-fold effect is asserted here.
-    assert placebo["outcome"] in ("no measurable effect", "helps", "hurts"), placebo
+    assert placebo["outcome"] in ("no measurable effect", "inconclusive", "helps", "hurts"), placebo
     low, high = placebo["slowdown_interval"]
     assert 0.5 < low <= placebo["slowdown_when_removed"] <= high < 2.0, placebo
-    assert len(placebo["round_ratios"]) == 4  # one paired ratio per round (the default 4 rounds)
+    # one paired ratio per round: at least the default 4, more while a method was inconclusive, at most 12
+    assert len(placebo["round_ratios"]) == entry["rounds"] and 4 <= entry["rounds"] <= 12, entry["rounds"]
+    assert (entry["min_rounds"], entry["max_rounds"]) == (4, 12)
     # Both removed: several-fold slower like the unroll alone; the interaction is the ratio to the singles' product.
     pair = entry["interactions"]["latency.ilp_unroll + noop.placebo"]
     assert pair["flags"] == ["-DDCUOPT_NO_UNROLL", "-DDCUOPT_NO_PLACEBO"] and pair["outcome"] == "helps", pair
@@ -74,6 +59,9 @@ def test_removing_the_unroll_slows_the_branch_and_the_placebo_is_measured(pytest
     state = json.loads((pytester.path / "run" / "state.json").read_text())
     recorded = state["cases"]["ablation_rowsum"]["toolchains"]["cpu"]["branches"]["unrolled"]["observations"]
     assert recorded["ablation"]["methods"]["latency.ilp_unroll"]["outcome"] == "helps"
+    summary = (pytester.path / "run" / "summary.md").read_text()
+    assert f"- Ablation **unrolled** ({entry['rounds']} rounds):" in summary
+    assert "  - `latency.ilp_unroll`: helps, " in summary and "slower without it" in summary
 
 
 @skip_if_no_gxx
@@ -93,9 +81,9 @@ def test_an_ablated_build_that_is_wrong_is_reported_incorrect_not_essential(pyte
     tail = entry["methods"]["tail"]
     assert tail["outcome"] == "incorrect", tail
     assert "slowdown_when_removed" not in tail
-    # The unroll is measured beside it (its verdict on this shared VM is the test above's, retried there).
+    # The unroll is measured beside it (its verdict is the test above's).
     unroll = entry["methods"]["latency.ilp_unroll"]
-    assert unroll["outcome"] in ("helps", "no measurable effect") and len(unroll["round_ratios"]) == 4, unroll
+    assert unroll["outcome"] == "helps" and len(unroll["round_ratios"]) == entry["rounds"], unroll
 
 
 def test_a_mark_without_methods_fails_with_the_fix(pytester, shared_build_cache, tmp_path) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import platform
 import shutil
 from pathlib import Path
 from types import ModuleType
@@ -87,13 +88,6 @@ def runs(case: Path) -> list[Path]:
 
 
 @skip_if_no_gxx
-def closed_as_measured(state: dict) -> bool:
-    """The measured decisions of the first close: b1 improved beyond 1.2x, and removing the unroll was what did it."""
-    history = state["history"]
-    return (len(history) == 1 and history[0]["status"] == "improved" and history[0]["speedup_interval"][0] > 1.2
-            and [m["id"] for m in state["effective_methods"]][:1] == ["latency.ilp_unroll"])
-
-
 def test_two_iteration_loop_is_idempotent_and_promotes_only_a_correct_faster_branch(project, shared_build_cache,
                                                                                      capsys) -> None:
     case = project / "rowsum"
@@ -107,6 +101,8 @@ def test_two_iteration_loop_is_idempotent_and_promotes_only_a_correct_faster_bra
     assert (state["toolchain"], state["iterations_total"], state["branches"]) == ("cpu", 2, 2)
     assert Path(state["best_file"]) == run_dir / "baseline" / "kernel.cpp"
     assert (run_dir / "env.json").is_file() and (run_dir / "baseline" / "preflight" / "state.json").is_file()
+    bench = json.loads((run_dir / "baseline" / "bench.json").read_text())  # the preflight timed the baseline
+    assert bench["median_ms"] > 0 and state["best_metric_ms"] == bench["median_ms"], bench
 
     assert dcuopt("open-iter", run_dir) == 0
     iteration = run_dir / "iterv1"
@@ -117,6 +113,9 @@ def test_two_iteration_loop_is_idempotent_and_promotes_only_a_correct_faster_bra
     assert "none (the roofline could not place the kernel" in json.loads(
         (iteration / "methods.json").read_text())["$comment"]
     assert state_of(run_dir)["iterations"]["1"]["profile"]["budget"] is None
+    (history,) = state_of(run_dir)["roofline_history"]
+    assert (history["iter"], history["bound"], history["arch"]) == (1, "unknown", platform.machine())
+    assert "no per-function register counts" in budget["registers"]["reason"]  # x86 code has none
     (iteration / "methods.json").write_text(json.dumps({"iter": 1, "methods": [UNROLL, PLACEBO]}))
     assert dcuopt("open-iter", run_dir) == 0  # again: fills gaps, keeps what was written (and the profile)
     assert json.loads((iteration / "methods.json").read_text())["methods"][0]["id"] == "latency.ilp_unroll"
@@ -129,12 +128,8 @@ def test_two_iteration_loop_is_idempotent_and_promotes_only_a_correct_faster_bra
     closed = state_of(run_dir)
     assert dcuopt("close-iter", run_dir) == 0  # safe to run twice: replaced, never appended
     again = state_of(run_dir)
-    # The decisions are measured. On a shared 2-core VM (the same Python loop took 0.18-0.33 s from one run to the
-    # next) a close in a few judged the several-fold unroll "no effect"; the close is idempotent, so a third one
-    # decides then. A broken close fails all of them.
-    if not (closed_as_measured(closed) and closed_as_measured(again)):
-        assert dcuopt("close-iter", run_dir) == 0
-        closed = again = state_of(run_dir)
+    # The decisions are measured, on effects many times the noise: b1 is several times faster than the serial
+    # baseline, and the ablation adds rounds (up to 12) while a method's interval holds both an effect and none.
     for state in (closed, again):
         (entry,) = state["history"]
         assert entry["status"] == "improved" and entry["champion"] == "b1", entry
@@ -147,8 +142,13 @@ def test_two_iteration_loop_is_idempotent_and_promotes_only_a_correct_faster_bra
         assert effective[:1] == ["latency.ilp_unroll"], state["effective_methods"]  # a several-fold effect
         # The placebo: measured and classified by its ablation (a few-percent question a loaded machine can tilt;
         # docs/loop.md has the five-run figure); no ISA signature on x86, so never implementation_failed.
-        assert "compute.launch_config_wave64" in effective + ineffective
+        inconclusive = [m["id"] for m in state["inconclusive_methods"]]
+        assert "compute.launch_config_wave64" in effective + ineffective + inconclusive
         assert state["iterations"]["1"]["validation_notes"][0].startswith("[budget] not applied")
+        # The champion is profiled as the best was (the seed profiles both); its entry joins the roofline history.
+        assert [(r["iter"], r["stage"]) for r in state["roofline_history"]] == [(1, "best before"), (1, "champion")]
+    champion_profile = json.loads((iteration / "champion_profile.json").read_text())
+    assert champion_profile["branch"] == "b1" and champion_profile["verdict"].startswith(expected_verdict())
 
     assert dcuopt("open-iter", run_dir) == 0
     second_iteration = run_dir / "iterv2"
@@ -168,6 +168,7 @@ def test_two_iteration_loop_is_idempotent_and_promotes_only_a_correct_faster_bra
         (case / "kernel.cpp").read_text().replace("k < K; ++k", "k < K - 1; ++k"))
     assert dcuopt("close-iter", run_dir) == 0
     final = state_of(run_dir)
+    final_best = final["best_file"]
     assert [h["status"] for h in final["history"]] == ["improved", "no_gain"]
     assert Path(final["best_file"]) == iteration / "champion" / "kernel.cpp"  # slower or wrong never replaces it
     assert final["history"][1]["branches"]["b2"]["correct"] is False
@@ -175,6 +176,10 @@ def test_two_iteration_loop_is_idempotent_and_promotes_only_a_correct_faster_bra
 
     assert dcuopt("finalize", run_dir) == 0
     summary = (run_dir / "summary.md").read_text()
+    # The headline is the first baseline and the final best timed head to head (several-fold apart), kept and reused.
+    final = json.loads((run_dir / "final" / "head_to_head.json").read_text())
+    assert final["correct"] is True and final["speedup"] > 1.2 and final["best_file"] == final_best, final
+    assert "timed head to head in one run" in summary
     assert dcuopt("finalize", run_dir) == 0
     assert (run_dir / "summary.md").read_text() == summary
     assert "| 1 | improved | b1 |" in summary and "| 2 | no_gain | - |" in summary
@@ -248,39 +253,33 @@ def loop_check() -> ModuleType:
 def test_the_device_loop_script_runs_the_same_loop_and_ablation_on_the_cpu(tmp_path, shared_build_cache) -> None:
     """What tools/device/loop_check.sh runs on the H200 (there on the CUDA fixture), here on the CPU fixture."""
     driver, harness = loop_check(), HARNESS_ARGS.format(cache=shared_build_cache)
-    # The loop's decisions are measured: on a shared 2-core VM (the same Python loop took 0.18-0.33 s from one run to
-    # the next) one close in a few judged the ~2x unroll "no effect". One retry; a broken loop fails both times.
-    for attempt in (1, 2):
-        out = tmp_path / f"out{attempt}"
-        assert driver.main(["loop", "--case", str(ROWSUM), "--fast",
-                            str(ROWSUM / "branches" / "unrolled" / "kernel.cpp"), "--real-flag=-DDCUOPT_NO_UNROLL",
-                            "--placebo-flag=-DDCUOPT_NO_PLACEBO", "--toolchain", "cpu", "--work",
-                            str(tmp_path / f"work{attempt}"), "--out", str(out), "--pytest-args", harness]) == 0
-        report = json.loads((out / "loop-summary.json").read_text())
-        assert [step["exit"] for step in report["steps"]] == [0] * 7, report["steps"]
-        checks = report["checks"]
-        first = checks["iteration1"]
-        real, placebo = first["selected_methods"]  # proposed from the budget; the flags go to the first two
-        measured_as_expected = (checks["second_close_same_decisions"] is True and first["effective_methods"][:1]
-                                == [real] and first["history"] == [[1, "improved", "b1"]])
-        if measured_as_expected or attempt == 2:
-            break
+    # The loop's decisions are measured on a ~2x effect; the ablation adds rounds while it is inconclusive.
+    out, work = tmp_path / "out", tmp_path / "work"
+    assert driver.main(["loop", "--case", str(ROWSUM), "--fast",
+                        str(ROWSUM / "branches" / "unrolled" / "kernel.cpp"), "--real-flag=-DDCUOPT_NO_UNROLL",
+                        "--placebo-flag=-DDCUOPT_NO_PLACEBO", "--toolchain", "cpu", "--work",
+                        str(work), "--out", str(out), "--pytest-args", harness]) == 0
+    report = json.loads((out / "loop-summary.json").read_text())
+    assert [step["exit"] for step in report["steps"]] == [0] * 7, report["steps"]
+    checks = report["checks"]
+    first = checks["iteration1"]
+    real, placebo = first["selected_methods"]  # proposed from the budget; the flags go to the first two
     assert checks["second_close_same_decisions"] is True and checks["iteration2_not_promoted"] is True, checks
     assert first["history"] == [[1, "improved", "b1"]]
     # The second close measured again; the placebo's bucket (noise) is reported, every other decision compared.
     assert checks["second_close_not_compared"]["method"] == placebo
     assert first["effective_methods"][0] == real and placebo in first["effective_methods"] + first[
-        "ineffective_methods"]
+        "ineffective_methods"] + first["inconclusive_methods"]
     for name in ("summary.md", "state.json", "iterv1/methods.json", "iterv1/attribution.json", "iterv2/budget.json"):
         assert (out / "loop" / name).is_file(), name
 
-    # Two repeats: a 4-round ablation on this shared 2-core box once judged the ~2x unroll "no effect" (one round
-    # disturbed widens the interval), so one repeat of two must find it; a broken ablation finds it in neither.
+    # Two repeats: a disturbed round widens the interval, and the ablation adds rounds until the ~2x unroll clears
+    # "no effect", so both find it.
     assert driver.main(["ablate", "--case", str(ROWSUM), "--toolchain", "cpu", "--times", "2", "--work",
-                        str(tmp_path / f"work{attempt}"), "--out", str(out), "--pytest-args", harness]) == 0
+                        str(work), "--out", str(out), "--pytest-args", harness]) == 0
     repeat = json.loads((out / "ablation-repeat.json").read_text())
     unroll, placebo = repeat["tally"]["latency.ilp_unroll"], repeat["tally"]["noop.placebo"]
-    assert len(repeat["runs"]) == 2 and unroll.get("effective", 0) >= 1, repeat
-    assert sum(unroll.values()) == 2 and sum(placebo.values()) == 2 and set(placebo) <= {"effective", "ineffective"}
+    assert len(repeat["runs"]) == 2 and unroll == {"effective": 2}, repeat
+    assert sum(placebo.values()) == 2 and set(placebo) <= {"effective", "ineffective", "inconclusive"}
     tally = "Tally: latency.ilp_unroll: " + ", ".join(f"{b} {n}/2" for b, n in unroll.items())
     assert tally in (out / "ablation-repeat.md").read_text()

@@ -4,6 +4,7 @@ registered through a conftest.py implementing `pytest_dcuopt_observers` (as a pl
 from __future__ import annotations
 
 import json
+import platform
 import shutil
 from pathlib import Path
 
@@ -79,6 +80,10 @@ def test_profile_mark_on_a_cpu_case(pytester: pytest.Pytester, shared_build_cach
     assert baseline["target"]["calls"] == 2 and baseline["metrics"]["task_clock_s"]["value"] > 0
     assert baseline["roofline"]["inputs"]["bytes_from"] == "ref.py bytes_moved(dims)"
     assert Path(baseline["raw_files"][0]).is_file()
+    # host code: the arch is the host's, so the registry's x86 features apply; x86 code has no register counts
+    assert baseline["isa_dump"]["arch"] == platform.machine()
+    assert baseline["registers"]["functions"] == {} and "no per-function register counts" in baseline["registers"][
+        "reason"]
 
     state = json.loads((run_dir / "state.json").read_text())
     observed = state["cases"]["profiled"]["toolchains"]["cpu"]["branches"]["baseline"]["observations"]["profile"]

@@ -117,3 +117,47 @@ def test_a_packed_iteration_runs_elsewhere_and_is_ingested_where_close_iter_read
     run_remote(remote)
     message = refusal(capsys, run_dir, remote / "results.tar.gz")
     assert "iterv1/branches/b2/kernel.cpp" in message and "differed from the pack" in message
+
+    # close-iter finishes the iteration from the ingested results (the forced ingest above), measuring nothing here.
+    before = (harness_dir / "state.json").read_text()
+    assert dcuopt("close-iter", run_dir, "--ingested") == 0
+    assert (harness_dir / "state.json").read_text() == before and (harness_dir / "ingested.json").is_file()
+    closed = json.loads((run_dir / "state.json").read_text())
+    assert [(h["status"], h["champion"]) for h in closed["history"]] == [("improved", "b1")]
+    attribution = json.loads((iteration / "attribution.json").read_text())
+    assert attribution["ablation"]["status"] == "not run" and "--ingested" in attribution["ablation"]["reason"]
+    assert not (iteration / "ablation").exists() and not (iteration / "champion_profile.json").exists()
+    b1.write_text(original + "// edited after the ingest\n")
+    assert "changed here since the pack" in _close_refusal(capsys, run_dir)
+
+
+def _close_refusal(capsys: pytest.CaptureFixture[str], run_dir: Path) -> str:
+    capsys.readouterr()
+    assert dcuopt("close-iter", run_dir, "--ingested") == 2
+    return capsys.readouterr().err
+
+
+@skip_if_no_gxx
+def test_setup_judges_a_case_measured_elsewhere_instead_of_running_the_preflight(
+        tmp_path: Path, shared_build_cache: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    case = tmp_path / "project" / "rowsum"
+    shutil.copytree(LOOP / "case", case)
+    args = HARNESS_ARGS.format(cache=shared_build_cache)
+    archive = tmp_path / "rowsum.pack.tar.gz"
+    assert dcuopt("pack", case, "--toolchain", "cpu", "--pytest-args", args, "-o", archive) == 0
+    remote = unpack(archive, tmp_path / "elsewhere")
+    done = run_remote(remote)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    measured = tmp_path / "measured"
+    assert dcuopt("ingest", case, remote / "results.tar.gz", "--into", measured) == 0
+    run_dir = tmp_path / "run"
+    assert dcuopt("setup", case, "--run-dir", run_dir, "--preflight-from", measured, "--pytest-args", args) == 0
+    state = json.loads((run_dir / "state.json").read_text())
+    assert state["toolchain"] == "cpu" and state["preflight"]["ingested_from"] == str(remote / "results.tar.gz")
+    bench = json.loads((run_dir / "baseline" / "bench.json").read_text())
+    assert bench["median_ms"] > 0 and state["best_metric_ms"] == bench["median_ms"]
+    assert (run_dir / "baseline" / "preflight" / "ingested.json").is_file()
+    (case / "kernel.cpp").write_text((case / "kernel.cpp").read_text() + "// edited after the pack\n")
+    capsys.readouterr()
+    assert dcuopt("setup", case, "--run-dir", tmp_path / "run2", "--preflight-from", measured) == 2
+    assert "changed here since the pack was made" in capsys.readouterr().err

@@ -9,10 +9,12 @@ import pytest
 from pytest_dcuopt.observe.ablation import (
     HELPS,
     HURTS,
+    INCONCLUSIVE,
     INDEPENDENT,
     NO_EFFECT,
     REDUNDANT,
     SYNERGY,
+    Rules,
     attribution,
     interaction,
     method_pairs,
@@ -52,16 +54,17 @@ def test_the_interval_is_the_t_interval_of_the_log_ratios() -> None:
     assert found["outcome"] == HELPS  # low end about 1.07
 
 
-def test_rounds_that_disagree_are_no_effect_where_pooling_the_samples_claimed_one() -> None:
+def test_rounds_that_disagree_claim_no_effect_where_pooling_the_samples_claimed_one() -> None:
     """A placebo on a shared machine: the ablated build ran 12% slower in three rounds (another process was busy
     then) and 1% slower in the quiet one. Pooled as independent samples, the ablated arm's median CI clears the
-    full arm's by more than 2%; the rounds' paired ratios disagree too much for that, so the verdict is no effect."""
+    full arm's by more than 2%; the rounds' paired ratios disagree too much for that, so no effect is claimed (and
+    the interval is too wide to call it negligible either: inconclusive)."""
     full = [[1.000e-3] * 20, [1.002e-3] * 20, [0.998e-3] * 20, [1.000e-3] * 20]
     ablated = [[1.010e-3] * 20, [1.120e-3] * 20, [1.122e-3] * 20, [1.121e-3] * 20]
     pooled_full, pooled_ablated = (summarize([s for r in arm for s in r]) for arm in (full, ablated))
     assert pooled_ablated.ci95_ms[0] / pooled_full.ci95_ms[1] > 1.02  # the old rule's verdict would be "helps"
     found = attribution(full, ablated)
-    assert found["outcome"] == NO_EFFECT, found
+    assert found["outcome"] == INCONCLUSIVE, found
     assert found["slowdown_interval"][0] < 1.02 < found["slowdown_interval"][1]
 
 
@@ -69,12 +72,12 @@ def test_a_precise_one_percent_change_is_not_an_effect_below_the_threshold() -> 
     precise = rounds_at(1.010e-3, 1.0101e-3, 1.0099e-3, 1.010e-3)
     tight = attribution(FULL, precise)
     assert tight["outcome"] == NO_EFFECT and tight["slowdown_interval"][0] > 1.0
-    assert attribution(FULL, precise, min_effect=0.005)["outcome"] == HELPS
+    assert attribution(FULL, precise, Rules(min_effect=0.005))["outcome"] == HELPS
 
 
 def test_fewer_than_two_paired_rounds_claim_nothing() -> None:
     found = attribution(FULL[:1], rounds_at(3e-3))
-    assert found["outcome"] == NO_EFFECT and found["slowdown_interval"] is None
+    assert found["outcome"] == INCONCLUSIVE and found["slowdown_interval"] is None
     assert "needs 2" in found["note"]
 
 

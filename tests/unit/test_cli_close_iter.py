@@ -110,9 +110,34 @@ def test_without_an_isa_result_no_method_is_effective() -> None:
     assert first["note"].startswith("ISA evidence not gathered: no ISA check result for the champion")
 
 
-def test_without_a_promotion_the_isa_is_not_consulted() -> None:
-    found = buckets({"promoted": False, "any_correct_branch": True, "isa": {"latency.ilp_unroll": {"isa": "missing"}}})
-    assert set(found.values()) == {"ineffective"}
+def test_without_a_promotion_a_method_missing_from_every_checked_branch_failed_its_implementation() -> None:
+    report = {"checks": [
+        {"branch": b, "verdicts": [{"family": "amdgcn", "checks": [
+            {"kind": "method", "subject": "compute.mmac_tensor_core", "outcome": "fail", "detail": "no v_mfma"},
+            {"kind": "method", "subject": "memory.vectorized_global_access", "outcome": o, "detail": o}]}]}
+        for b, o in (("b1", "fail"), ("b2", "pass"))]}
+    isa = close_iter.branches_isa(report, ["b1", "b2"], [m["id"] for m in DECLARED])
+    assert isa["compute.mmac_tensor_core"]["isa"] == "missing" and isa["compute.mmac_tensor_core"]["branches"] == [
+        "b1", "b2"]
+    assert isa["memory.vectorized_global_access"]["isa"] == "present"  # b2 has it: implemented, and no faster
+    found = close_iter.classify(DECLARED, {"promoted": False, "any_correct_branch": True, "isa": isa})
+    by_id = {m["id"]: m for m in found}
+    assert by_id["compute.mmac_tensor_core"]["bucket"] == "implementation_failed"
+    assert by_id["compute.mmac_tensor_core"]["isa"]["isa"] == "missing"  # never `isa: null`
+    assert by_id["memory.vectorized_global_access"]["bucket"] == "ineffective"
+    assert by_id["latency.ilp_unroll"]["bucket"] == "ineffective" and by_id["latency.ilp_unroll"]["isa"]["isa"] == (
+        "unknown")
+
+
+def test_an_inconclusive_ablation_is_its_own_bucket_not_ineffective() -> None:
+    isa = {m["id"]: {"isa": "present", "family": "sass", "detail": ""} for m in DECLARED}
+    wide = {"outcome": "inconclusive", "slowdown_when_removed": 1.7, "slowdown_interval": [0.97, 2.96],
+            "note": "after 12 paired rounds the interval [0.97, 2.96] holds both an effect and none"}
+    found = close_iter.classify(DECLARED, {"promoted": True, "isa": isa,
+                                           "ablation": {"methods": {m["id"]: wide for m in DECLARED}}})
+    assert {m["bucket"] for m in found} == {"inconclusive"}
+    assert found[0]["note"].startswith("removing it: after 12 paired rounds") and found[0]["slowdown_interval"] == [
+        0.97, 2.96]
 
 
 def test_a_method_not_ablated_is_inconclusive_even_with_its_isa_present() -> None:

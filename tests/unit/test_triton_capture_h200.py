@@ -19,7 +19,7 @@ from pytest_dcuopt.triton_flow.capture import inductor_choice, same_config
 from pytest_dcuopt.triton_flow.hints import inspect_file
 from pytest_dcuopt.triton_flow.report import LEAVE, Inputs, decide, render
 from pytest_dcuopt.triton_flow.summarize import markdown, read_records, summarize
-from pytest_dcuopt.triton_flow.to_case import to_case
+from pytest_dcuopt.triton_flow.to_case import GPU_GUARD, to_case
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "triton_capture_h200"
 KERNEL = "triton_per_fused__softmax_add_exp_prepare_softmax_online_sub_4"
@@ -259,8 +259,10 @@ def test_to_case_of_the_recorded_capture_writes_the_recorded_case_with_inductors
         shutil.copy2(FOLDER / name, capture / name)
     shutil.copy2(DATA / "cap" / "inductor.log", tmp_path / "cap" / "inductor.log")
     result = to_case(capture, tmp_path / "case")
-    for name in ("dims.json", "inductor_kernel.py", "ref.py"):
+    for name in ("dims.json", "inductor_kernel.py"):
         assert (tmp_path / "case" / name).read_text() == (DATA / "case" / name).read_text(), name
+    # ref.py: the recorded one, then the guard that skips the case where Inductor's module finds no GPU backend
+    assert (tmp_path / "case" / "ref.py").read_text() == (DATA / "case" / "ref.py").read_text() + GPU_GUARD
     old = (DATA / "case" / "kernel.triton.py").read_text()
     assert "CONFIG = {'XBLOCK': 8}" in old and "triton.cdiv(xnumel, 8)" in old and "num_warps=4" in old
     made = (tmp_path / "case" / "kernel.triton.py").read_text()
