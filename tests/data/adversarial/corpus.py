@@ -7,7 +7,6 @@ machine where only the checkout is present.
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -204,7 +203,7 @@ def judge(record: dict[str, Any] | None, branch: str, champion: str | None) -> d
     """What a run made of one branch: the facts the test asserts and the device script prints.
 
     `caught`: the harness gave a reason (a failed correctness test, a benchmark error such as `timed calls wrong`, a
-    refusal). `implausible`: the record says so anywhere (the flag's exact field is the defence's to choose). A case
+    refusal). `implausible`: the record's `implausible` flag (per size too). A case
     with benchmark sizes keeps its timing verdicts per size: any size counts.
     """
     if record is None:
@@ -217,7 +216,7 @@ def judge(record: dict[str, Any] | None, branch: str, champion: str | None) -> d
     if not reason and record.get("correct") is False:
         reason = "incorrect"
     return {"ran": True, "caught": bool(reason), "reason": reason.replace("\n", " "),
-            "implausible": "implausible" in json.dumps(record).lower(),
+            "implausible": any(bool(part.get("implausible")) for part in timed),
             "champion": champion == branch or any(part.get("champion") is True for part in timed),
             "beats": any(part.get("beats_baseline") is True for part in timed), "correct": record.get("correct"),
             "speedup": max(speedups) if speedups else None}
