@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
 SESSION_KEY = pytest.StashKey["DcuOptSession"]()
 INTERRUPT_KEY = pytest.StashKey["InterruptGuard"]()
+SKIPPED_RUNS_KEY = pytest.StashKey[list[Path]]()  # loop run folders left out of collection
 WORKER_OUTPUT_KEY = "dcuopt_session"
 
 
@@ -110,6 +111,27 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
         parent.config.stash[SESSION_KEY].collected_cases += 1
         return KernelCaseModule.from_parent(parent, path=file_path)
     return None
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """A `dcuopt` loop run inside a case folder holds copies of the case: found while walking the tree, it is left
+    out (named once collection ends); pytest never asks this for a path named on the command line or above one,
+    so `pytest RUN_DIR` and `pytest RUN_DIR/iterv<i>` still collect it."""
+    from .case.model import is_loop_run_dir
+
+    if collection_path.name.startswith("run_") and is_loop_run_dir(collection_path):
+        config.stash.setdefault(SKIPPED_RUNS_KEY, []).append(collection_path)
+        return True
+    return None
+
+
+def pytest_report_collectionfinish(config: pytest.Config) -> list[str]:
+    skipped = config.stash.get(SKIPPED_RUNS_KEY, [])
+    if not skipped:
+        return []
+    names = ", ".join(str(path) for path in skipped)
+    return [f"dcuopt: not collected: {len(skipped)} dcuopt loop run folder(s) inside case folders ({names}): they "
+            "hold copies of the case; name one on the command line to collect it (`pytest RUN_DIR`)"]
 
 
 @pytest.fixture(scope="session")

@@ -88,6 +88,18 @@ def is_seed_run_dir(directory: Path) -> bool:
             and (directory / "baseline").is_dir())
 
 
+def is_loop_run_dir(directory: Path) -> bool:
+    """A run directory of the `dcuopt` loop (`dcuopt setup`): a seed-style run whose state.json also carries the
+    loop's `layout_version`. It sits inside its case folder, holding copies of the case (`iterv<i>/`)."""
+    if not is_seed_run_dir(directory):
+        return False
+    try:
+        state = json.loads((directory / "state.json").read_text())
+    except (OSError, ValueError):
+        return False
+    return isinstance(state, dict) and "layout_version" in state
+
+
 def _kernel_files(directory: Path) -> list[Path]:
     return sorted(p for p in _kernel_candidates(directory) if p.is_file())
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
-from ..case.model import load_case
+from ..case.model import KernelCase, load_case
 from ..errors import CaseError
 from ..files import write_atomic
 from ..report.machine import now
@@ -58,10 +58,28 @@ def run(args: argparse.Namespace) -> int:
     pytest_args = shlex.split(args.pytest_args)
     with tempfile.TemporaryDirectory(prefix="dcuopt-preflight-") as scratch:
         toolchain, baseline, preflight = run_preflight(case_dir, args.backend, pytest_args, Path(scratch))
-        layout = RunLayout(run_dir)
-        if layout.baseline_dir.exists():
-            shutil.rmtree(layout.baseline_dir)
-        shutil.copytree(Path(scratch) / "preflight", layout.baseline_dir / "preflight")
+        created = not run_dir.exists()
+        try:
+            seed_run(args, case, case_dir, run_dir, Path(scratch) / "preflight", toolchain, baseline, preflight)
+        except BaseException:
+            # A run folder without its state.json is neither usable nor obviously broken: take back what this call
+            # made (a --run-dir that existed before is the user's and is left as it is).
+            if created:
+                shutil.rmtree(run_dir, ignore_errors=True)
+            raise
+    source = next(b.source for b in case.branches if b.is_baseline and b.source.name == baseline)
+    print(f"preflight passed: {case.name} baseline {source.name} is correct on {toolchain}")
+    print(f"run: {run_dir}\nnext: dcuopt open-iter {run_dir}")
+    return 0
+
+
+def seed_run(args: argparse.Namespace, case: KernelCase, case_dir: Path, run_dir: Path, preflight_dir: Path,
+             toolchain: str, baseline: str, preflight: dict[str, Any]) -> None:
+    """Write the run directory: the preflight's harness run, the seeded baseline, env.json and state.json."""
+    layout = RunLayout(run_dir)
+    if layout.baseline_dir.exists():
+        shutil.rmtree(layout.baseline_dir)
+    shutil.copytree(preflight_dir, layout.baseline_dir / "preflight")
     source = next(b.source for b in case.branches if b.is_baseline and b.source.name == baseline)
     seeded = layout.baseline_dir / source.name
     copy_fresh(source, seeded)
@@ -71,9 +89,6 @@ def run(args: argparse.Namespace) -> int:
     state = initial_state(args, case_dir, run_dir, case.ref_path, dims, toolchain, source, seeded, environment)
     state["preflight"] = preflight
     save_state(layout, state)
-    print(f"preflight passed: {case.name} baseline {source.name} is correct on {toolchain}")
-    print(f"run: {run_dir}\nnext: dcuopt open-iter {run_dir}")
-    return 0
 
 
 def choose_run_dir(case_dir: Path, wanted: Path | None) -> Path:
