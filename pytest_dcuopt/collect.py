@@ -38,8 +38,17 @@ if TYPE_CHECKING:
 DECLARED_SIZES = pytest.StashKey[dict[str, list[str]]]()
 
 
+# Case directory -> the names of its dims (dims.json and every dims.<toolchain>.json), over every case collected in
+# this process: what --dcuopt-dims may name (the session checks it when collection has finished).
+DECLARED_DIMS = pytest.StashKey[dict[Path, set[str]]]()
+
+
 def declared_sizes(config: pytest.Config) -> dict[str, list[str]]:
     return config.stash.setdefault(DECLARED_SIZES, {})
+
+
+def declared_dims(config: pytest.Config) -> dict[Path, set[str]]:
+    return config.stash.setdefault(DECLARED_DIMS, {})
 
 
 def wants(file_path: Path) -> bool:
@@ -66,6 +75,7 @@ class KernelCaseModule(pytest.Module):
             return module
         if module_marks:
             module.pytestmark = module_marks  # type: ignore[attr-defined]
+        declared_dims(self.config)[case.root] = set(case.dims).union(*case.toolchain_dims.values())
         observers = [o for found in self.config.hook.pytest_dcuopt_observers(config=self.config) for o in found]
         toolchains = selected_toolchains(self.config, case)
         for name in toolchains:

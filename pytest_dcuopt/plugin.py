@@ -188,6 +188,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     dcuopt = session.config.stash.get(SESSION_KEY, None)
     if dcuopt is not None:
         dcuopt.check_size_selection()
+        dcuopt.check_replay_dims()
     if dcuopt is None or session.config.option.collectonly or not session.items:
         return
     dcuopt.note_selected(session.items)

@@ -39,7 +39,7 @@ from .gate import build_gate
 from .gate import entry as gate_entry
 from .gate.ci import append_step_summary
 from .observe import Observer
-from .options import SIZES_OPTION, Options
+from .options import DIMS_OPTION, SIZES_OPTION, Options
 from .report.machine import machine_info, now
 from .report.plots import write_run_plots
 from .report.records import BranchRecord
@@ -188,6 +188,23 @@ class DcuOptSession:
         listed = "; ".join(f"{name} ({', '.join(groups)})" for name, groups in known.items())
         raise pytest.UsageError(f"{SIZES_OPTION}: unknown benchmark size(s) {', '.join(unknown)}; the collected cases "
                                 f"declare: {listed}. Give some of these, or `all`.")
+
+    def check_replay_dims(self) -> None:
+        """--dcuopt-dims may only name dims every collected case has: a name a case lacks would be replayed as if
+        it meant something there (checked once collection has finished)."""
+        from .collect import declared_dims
+
+        wanted = self.options.replay_dims
+        if not wanted:
+            return
+        for root, names in declared_dims(self.config).items():
+            unknown = sorted(set(wanted) - names)
+            if unknown:
+                raise pytest.UsageError(
+                    f"{DIMS_OPTION}={json.dumps(wanted)}: the case {root} has no dim(s) {', '.join(unknown)} "
+                    f"(its dims: {', '.join(sorted(names)) or 'none'}), so the replay would not be the example you "
+                    "mean. Name only dims of dims.json, or select only the case these dims belong to (the failure's "
+                    "`reproduce:` command names its test).")
 
     def resolve(self, variant: Variant) -> None:
         """Build and load the branch (once); observers call this for a build without a device."""
