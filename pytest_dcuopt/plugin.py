@@ -9,6 +9,7 @@ import pytest
 
 from . import markers
 from .errors import DcuOptError
+from .files import RunDirLock
 from .options import Options, add_options
 
 if TYPE_CHECKING:
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
 
 SESSION_KEY = pytest.StashKey["DcuOptSession"]()
 INTERRUPT_KEY = pytest.StashKey["InterruptGuard"]()
+RUN_DIR_LOCK_KEY = pytest.StashKey[RunDirLock]()
 SKIPPED_RUNS_KEY = pytest.StashKey[list[Path]]()  # loop run folders left out of collection
 WORKER_OUTPUT_KEY = "dcuopt_session"
 
@@ -47,6 +49,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if not hasattr(config, "workerinput"):  # xdist workers end with their controller; it writes the state
         from .run.interrupt import InterruptGuard
 
+        _lock_run_dir(config)
         guard = config.stash[INTERRUPT_KEY] = InterruptGuard()
         guard.install()
         config.pluginmanager.register(guard, "dcuopt-interrupt-guard")  # hears a KeyboardInterrupt raised by code
@@ -63,6 +66,24 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     guard: InterruptGuard | None = config.stash.get(INTERRUPT_KEY, None)
     if guard is not None:
         guard.uninstall()
+    lock = config.stash.get(RUN_DIR_LOCK_KEY, None)
+    if lock is not None:
+        lock.release()
+
+
+def _lock_run_dir(config: pytest.Config) -> None:
+    """A --dcuopt-run-dir given by name is held for the whole session (the default one is unique to the process)."""
+    from .files import RunDirInUse
+    from .options import RUN_DIR_OPTION
+
+    if not config.getoption(RUN_DIR_OPTION, None):
+        return
+    lock = RunDirLock(config.stash[SESSION_KEY].options.run_dir)
+    try:
+        lock.acquire()
+    except RunDirInUse as exc:
+        raise pytest.UsageError(f"{RUN_DIR_OPTION}: {exc}") from None
+    config.stash[RUN_DIR_LOCK_KEY] = lock
 
 
 def _start_triton_capture(config: pytest.Config) -> None:
