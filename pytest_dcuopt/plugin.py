@@ -220,6 +220,13 @@ def pytest_collection_finish(session: pytest.Session) -> None:
                             "(--dcuopt-build-jobs); a test waits only for its own branch, a timing for all")
 
 
+def pytest_deselected(items: list[pytest.Item]) -> None:
+    if items:
+        dcuopt = items[0].config.stash.get(SESSION_KEY, None)
+        if dcuopt is not None:
+            dcuopt.deselected += len(items)
+
+
 def pytest_runtest_setup(item: pytest.Item) -> None:
     """An `isa` mark only means something on a kernel case's generated tests; elsewhere it is an error."""
     if item.get_closest_marker(markers.ISA_MARKER) is not None and item.get_closest_marker(markers.CASE_MARKER) is None:
@@ -252,9 +259,13 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> Generator[
     if workeroutput is not None:  # an xdist worker: hand records to the controller
         workeroutput[WORKER_OUTPUT_KEY] = dcuopt.export()
     elif dcuopt.records or dcuopt.collected_cases:
+        from .session import partial_because
+
         interrupted = guard.stopped_by if guard is not None else None
+        stopped = session.shouldfail or session.shouldstop
+        partial = partial_because(session.config, dcuopt.deselected, str(stopped) if stopped else None, interrupted)
         try:
-            dcuopt.finish(int(exitstatus), interrupted=interrupted)
+            dcuopt.finish(int(exitstatus), interrupted=interrupted, partial=partial)
         except DcuOptError as exc:  # what could be written is written; say what was not, and fail the run
             dcuopt.finish_error = str(exc)
             session.exitstatus = pytest.ExitCode.INTERNAL_ERROR if exitstatus == 0 else exitstatus
@@ -275,3 +286,5 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         terminalreporter.write_line(f"dcuopt: {dcuopt.builds.report().describe()}")
     for what, path in dcuopt.report_paths():
         terminalreporter.write_line(f"{what}: {path}")
+    if dcuopt.latest_note:
+        terminalreporter.write_line(dcuopt.latest_note)

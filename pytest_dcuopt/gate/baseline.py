@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import shlex
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,13 +29,35 @@ def resolve_baseline(text: str, run_dir: Path) -> Path:
     return path.resolve()
 
 
+def refuse_partial(path: Path, state: Mapping[str, Any], selection: Sequence[str]) -> None:
+    """A baseline must have run what this run runs: against a partial one, every branch it did not run passes as
+    NEW. A baseline with this run's own selection (the same -k, -m, test ids) ran the same tests and is taken; one
+    cut short (stopped, interrupted, nothing timed) never is. A state written before runs recorded their scope has
+    no `scope` and is taken as it is."""
+    scope = state.get("scope")
+    if not isinstance(scope, Mapping) or scope.get("complete") is not False:
+        return
+    because = [str(reason) for reason in scope.get("partial_because") or []]
+    chosen = [str(reason) for reason in scope.get("selection") or []]
+    if because == chosen and chosen == list(selection):
+        return
+    why = "; ".join(because) or "reason not recorded"
+    cases = ", ".join(sorted(state.get("cases", {}))) or "no case"
+    mine = f"this run's selection ({'; '.join(selection)})" if selection else "no selection (every test)"
+    raise pytest.UsageError(
+        f"{COMPARE_OPTION}: {path} is a partial run ({why}), so every branch it did not run would pass this gate as "
+        f"NEW. The baseline must be a complete run of the cases ({cases}): no -k, -m, --lf or test ids, every "
+        f"benchmark size, not stopped early, with timings (or a run with exactly {mine}, run to the end). Run that "
+        f"once, then gate against its state.json or `{LATEST}` (which only a complete run moves).")
+
+
 @dataclass(frozen=True)
 class Baseline:
     path: Path
     state: Mapping[str, Any]
 
     @classmethod
-    def load(cls, path: Path) -> Baseline:
+    def load(cls, path: Path, selection: Sequence[str] = ()) -> Baseline:
         try:
             state = json.loads(path.read_text())
         except (OSError, ValueError) as exc:  # ValueError: not JSON, or not UTF-8
@@ -50,6 +72,7 @@ class Baseline:
         except Exception as exc:  # jsonschema.ValidationError: jsonschema is imported lazily by validate_state
             first_line = str(exc).splitlines()[0]
             raise pytest.UsageError(f"{COMPARE_OPTION}: {path} is not a valid state.json: {first_line}") from None
+        refuse_partial(path, state, selection)
         return cls(path, state)
 
     @property
