@@ -20,7 +20,7 @@ import pytest
 
 from .bench.clock import SampleClock
 from .case.marks import read_case_marks
-from .case.model import Branch, KernelCase, find_branches, is_case_dir, is_seed_run_dir, load_case
+from .case.model import Branch, KernelCase, case_key, find_branches, is_case_dir, is_seed_run_dir, load_case
 from .case.sizes import BenchSize, select_sizes
 from .errors import CaseError
 from .options import TOOLCHAIN_OPTION
@@ -64,7 +64,7 @@ class KernelCaseModule(pytest.Module):
         module = types.ModuleType(f"dcuopt_case_{self.path.parent.name}")
         module.__file__ = str(self.path)
         try:
-            case = load_case(self.path.parent)
+            case = load_case(self.path.parent, self.config.rootpath)
             case.branches = expand_branches(case.branches, [toolchain_class(n) for n in registered_names()])
             module_marks, branch_marks = read_case_marks(case.ref_path, [b.name for b in case.branches])
         except (CaseError, OSError) as exc:
@@ -285,10 +285,11 @@ def _broken_case_records(config: pytest.Config, root: Path, message: str) -> lis
     """The branches of a case that failed to load, one record per branch and toolchain that would have run it (the
     kernel files are listed without reading dims.json or ref.py); one `none` record when no toolchain would."""
     branches, _ = find_branches(root)
-    records = [_error_record(config, root.name, name, branch.name, branch.source, message)
+    key = case_key(root, config.rootpath)
+    records = [_error_record(config, key, name, branch.name, branch.source, message)
                for name in _wanted_toolchains(config) for branch in branches
                if branch.suffix in toolchain_class(name).extensions]
-    return records or [_error_record(config, root.name, "none", "baseline", root, message)]
+    return records or [_error_record(config, key, "none", "baseline", root, message)]
 
 
 def _wanted_toolchains(config: pytest.Config) -> list[str]:

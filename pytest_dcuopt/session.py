@@ -103,7 +103,7 @@ class DcuOptSession:
 
     def case(self, root: Path) -> KernelCase:
         if root not in self._cases:
-            self._cases[root] = load_case(root)
+            self._cases[root] = load_case(root, self.config.rootpath)
         return self._cases[root]
 
     def variant(self, root: Path, toolchain_name: str, branch_id: str, source: Path) -> Variant:

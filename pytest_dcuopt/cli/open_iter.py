@@ -22,7 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import shlex
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ..files import write_atomic
@@ -160,8 +160,9 @@ def profile_current_best(layout: RunLayout, state: dict[str, Any], index: int, r
 def baseline_entry(harness: HarnessRun, case: str, toolchain: str) -> dict[str, Any] | None:
     """The profile marker's entry for the baseline in the harness run's profile.json (None when it wrote none)."""
     report = harness.report(PROFILE_NAME) or {}
-    found = [e for e in report.get("profiles", [])
-             if (e.get("case"), e.get("toolchain"), e.get("branch")) == (case, toolchain, "baseline")]
+    # The harness keys cases by their folder relative to pytest's rootdir; the loop knows the folder's name.
+    found = [e for e in report.get("profiles", []) if PurePosixPath(str(e.get("case"))).name == case
+             and (e.get("toolchain"), e.get("branch")) == (toolchain, "baseline")]
     return dict(found[0]) if found else None
 
 

@@ -20,6 +20,7 @@ from ..case.model import KernelCase, load_case
 from ..errors import CaseError
 from ..files import write_atomic
 from ..report.machine import now
+from ..report.state import find_case
 from ..toolchains import toolchain_class
 from . import env
 from .harness import branch_problem, run_pytest
@@ -114,7 +115,7 @@ def run_preflight(case_dir: Path, backend: str | None, pytest_args: list[str],
     if backend:
         extra.append(f"--dcuopt-toolchain={backend}")
     harness = run_pytest([str(case_dir)], scratch / "preflight", extra, cwd=case_dir)
-    cases = (harness.state or {}).get("cases", {}).get(case_dir.name, {}).get("toolchains", {})
+    cases = (find_case(harness.state or {}, case_dir.name) or {}).get("toolchains", {})
     passed = {name: entry["branches"]["baseline"] for name, entry in cases.items()
               if entry["branches"].get("baseline", {}).get("correct") is True}
     if harness.result.returncode != 0 or not passed:

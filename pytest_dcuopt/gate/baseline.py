@@ -6,13 +6,13 @@ import json
 import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import pytest
 
 from ..options import COMPARE_OPTION
-from ..report.state import SCHEMA_VERSION, validate_state
+from ..report.state import READABLE_SCHEMA_VERSIONS, SCHEMA_VERSION, validate_state
 
 LATEST = "latest"
 
@@ -63,10 +63,11 @@ class Baseline:
         except (OSError, ValueError) as exc:  # ValueError: not JSON, or not UTF-8
             raise pytest.UsageError(f"{COMPARE_OPTION}: cannot read {path} as a state.json ({exc}); give an "
                                     "earlier run's state.json") from None
-        if not isinstance(state, dict) or state.get("schema_version") != SCHEMA_VERSION:
+        if not isinstance(state, dict) or state.get("schema_version") not in READABLE_SCHEMA_VERSIONS:
             found = state.get("schema_version") if isinstance(state, dict) else type(state).__name__
             raise pytest.UsageError(f"{COMPARE_OPTION}: {path} has schema_version {found!r}, this harness writes "
-                                    f"{SCHEMA_VERSION}; re-run the baseline with this version")
+                                    f"{SCHEMA_VERSION} and reads {READABLE_SCHEMA_VERSIONS}; re-run the baseline with "
+                                    "this version")
         try:
             validate_state(state)
         except Exception as exc:  # jsonschema.ValidationError: jsonschema is imported lazily by validate_state
@@ -79,10 +80,16 @@ class Baseline:
     def label(self) -> str:
         return f"{self.path} ({self.state.get('created_at', 'time not recorded')})"
 
+    def case_key(self, case: str) -> str:
+        """The key this baseline gives the case this run keys `case` (its folder relative to the rootdir): the same,
+        or the folder's name in a baseline of schema_version 1, which keyed cases by name."""
+        return PurePosixPath(case).name if self.state.get("schema_version") == 1 else case
+
     def branch(self, case: str, toolchain: str, branch: str, size: str | None = None) -> Mapping[str, Any] | None:
         """The baseline's entry of a branch; with `size`, the branch as timed at that benchmark size (the size's
         entry over the branch's, which holds its build and verdicts), or None when it was not there."""
-        found = self.state["cases"].get(case, {}).get("toolchains", {}).get(toolchain, {}).get("branches", {})
+        toolchains = self.state["cases"].get(self.case_key(case), {}).get("toolchains", {})
+        found = toolchains.get(toolchain, {}).get("branches", {})
         entry: Mapping[str, Any] | None = found.get(branch)
         if size is None or entry is None:
             return entry

@@ -3,13 +3,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ..timing.policy import Summary, significantly_faster
 from .records import SIZE_FIELDS, BranchRecord
 
-SCHEMA_VERSION = 1
+# 2: cases keyed by their folder relative to pytest's rootdir (`case.model.case_key`); 1: by the folder's name, so two
+# folders of one name in different places were one record. The gate reads both (gate/baseline.py).
+SCHEMA_VERSION = 2
+READABLE_SCHEMA_VERSIONS = (1, 2)
 SCHEMA_PATH = Path(__file__).with_name("schema") / "state.schema.json"
 
 
@@ -154,6 +157,16 @@ def rank_sizes(group: Sequence[BranchRecord]) -> dict[str, dict[str, Any]]:
         if "champion_note" in ranking:
             found[size]["champion_note"] = ranking["champion_note"]
     return found
+
+
+def find_case(state: Mapping[str, Any], name: str) -> Mapping[str, Any] | None:
+    """The `cases` entry keyed `name`, or else the one case whose key's last folder is `name` (a caller that knows
+    a case folder's name, not pytest's rootdir); None when there is neither, or several."""
+    cases = state.get("cases") or {}
+    if name in cases:
+        return cases[name]
+    found = [entry for key, entry in cases.items() if PurePosixPath(key).name == name]
+    return found[0] if len(found) == 1 else None
 
 
 def validate_state(state: Mapping[str, Any]) -> None:

@@ -82,3 +82,28 @@ def test_a_run_with_no_selection_is_complete(pytester: pytest.Pytester) -> None:
     assert partial_because(pytester.parseconfig("vs"), 3, None, None) == ["3 tests deselected"]
     collect_only = pytester.parseconfig("vs", "--collect-only")
     assert partial_because(collect_only, 0, None, None) == ["--collect-only (nothing ran)"]
+
+
+def test_a_baseline_of_schema_1_keyed_by_folder_name_matches_this_run_s_relative_keys(tmp_path: Path) -> None:
+    """schema_version 1 keyed cases by their folder's name; this run keys them relative to the rootdir."""
+    from pytest_dcuopt.gate.judge import Gate
+    from pytest_dcuopt.gate.rule import GateRule
+
+    path = write_state(tmp_path / "old", COMPLETE)
+    old = json.loads(path.read_text())
+    old["schema_version"] = 1
+    path.write_text(json.dumps(old))
+    baseline = Baseline.load(path)
+    assert baseline.branch("kernels/vs", "cpu", "baseline") is not None
+    now = build_state([BranchRecord("kernels/vs", "cpu", "baseline", "kernels/vs/kernel.cpp")],
+                      {"tool": {}, "created_at": "", "finished_at": "", "run_dir": "", "machine": {}, "options": {}})
+    Gate(baseline, GateRule()).attach(now, [])
+    assert now["gate"]["missing"] == []
+    assert now["cases"]["kernels/vs"]["toolchains"]["cpu"]["branches"]["baseline"]["gate"]["before"] is not None
+
+
+def test_a_baseline_of_schema_2_matches_cases_by_their_relative_key_only(tmp_path: Path) -> None:
+    baseline = Baseline.load(write_state(tmp_path, COMPLETE))
+    assert baseline.state["schema_version"] == 2
+    assert baseline.branch("vs", "cpu", "baseline") is not None
+    assert baseline.branch("other/vs", "cpu", "baseline") is None
