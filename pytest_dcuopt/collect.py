@@ -20,7 +20,7 @@ import pytest
 
 from .bench.clock import SampleClock
 from .case.marks import read_case_marks
-from .case.model import Branch, KernelCase, find_branches, is_case_dir, is_seed_run_dir, link_loop, load_case
+from .case.model import Branch, KernelCase, case_key, find_branches, is_case_dir, is_seed_run_dir, link_loop, load_case
 from .case.sizes import BenchSize, select_sizes
 from .errors import CaseError
 from .options import TOOLCHAIN_OPTION
@@ -38,8 +38,17 @@ if TYPE_CHECKING:
 DECLARED_SIZES = pytest.StashKey[dict[str, list[str]]]()
 
 
+# Case directory -> the names of its dims (dims.json and every dims.<toolchain>.json), over every case collected in
+# this process: what --dcuopt-dims may name (the session checks it when collection has finished).
+DECLARED_DIMS = pytest.StashKey[dict[Path, set[str]]]()
+
+
 def declared_sizes(config: pytest.Config) -> dict[str, list[str]]:
     return config.stash.setdefault(DECLARED_SIZES, {})
+
+
+def declared_dims(config: pytest.Config) -> dict[Path, set[str]]:
+    return config.stash.setdefault(DECLARED_DIMS, {})
 
 
 def wants(file_path: Path) -> bool:
@@ -63,7 +72,7 @@ class KernelCaseModule(pytest.Module):
         module = types.ModuleType(f"dcuopt_case_{self.path.parent.name}")
         module.__file__ = str(self.path)
         try:
-            case = load_case(self.path.parent)
+            case = load_case(self.path.parent, self.config.rootpath)
             case.branches = expand_branches(case.branches, [toolchain_class(n) for n in registered_names()])
             module_marks, branch_marks = read_case_marks(case.ref_path, [b.name for b in case.branches])
         except (CaseError, OSError) as exc:
@@ -74,6 +83,7 @@ class KernelCaseModule(pytest.Module):
             return module
         if module_marks:
             module.pytestmark = module_marks  # type: ignore[attr-defined]
+        declared_dims(self.config)[case.root] = set(case.dims).union(*case.toolchain_dims.values())
         observers = [o for found in self.config.hook.pytest_dcuopt_observers(config=self.config) for o in found]
         toolchains = selected_toolchains(self.config, case)
         for name in toolchains:
@@ -283,10 +293,11 @@ def _broken_case_records(config: pytest.Config, root: Path, message: str) -> lis
     """The branches of a case that failed to load, one record per branch and toolchain that would have run it (the
     kernel files are listed without reading dims.json or ref.py); one `none` record when no toolchain would."""
     branches, _ = find_branches(root)
-    records = [_error_record(config, root.name, name, branch.name, branch.source, message)
+    key = case_key(root, config.rootpath)
+    records = [_error_record(config, key, name, branch.name, branch.source, message)
                for name in _wanted_toolchains(config) for branch in branches
                if branch.suffix in toolchain_class(name).extensions]
-    return records or [_error_record(config, root.name, "none", "baseline", root, message)]
+    return records or [_error_record(config, key, "none", "baseline", root, message)]
 
 
 def _wanted_toolchains(config: pytest.Config) -> list[str]:

@@ -77,3 +77,52 @@ def point_latest(run_dir: Path) -> str | None:
 def _say(note: str) -> str:
     warnings.warn(LatestLinkWarning(note), stacklevel=3)
     return note
+
+
+class RunDirInUse(ReportError):
+    """Another live session writes its results into the same run directory."""
+
+
+class RunDirLock:
+    """An exclusive flock on the run directory itself (a directory descriptor, so no lock file is left in it), held
+    by the session that writes the results there: a second session given the same directory would overwrite the
+    first one's state.json with its own. Folders made here and still empty at release are removed again, so a run
+    that wrote nothing leaves nothing. The kernel drops the lock when its holder exits or is killed."""
+
+    def __init__(self, run_dir: Path) -> None:
+        self.run_dir = run_dir
+        self.created: list[Path] = []  # the folders this lock made, deepest first
+        self._fd: int | None = None
+
+    def acquire(self) -> None:
+        import fcntl
+
+        missing = [self.run_dir, *self.run_dir.parents]
+        missing = missing[:next(i for i, folder in enumerate(missing) if folder.exists())]
+        try:
+            self.run_dir.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.run_dir, os.O_RDONLY | os.O_DIRECTORY)
+        except OSError:
+            # Not lockable because not writable: the end of the run says so when it writes (NotWritable, with the fix).
+            return
+        self.created = missing
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise RunDirInUse(f"{self.run_dir} is the run directory of another pytest session that is still running: "
+                              "both would write state.json and summary.md there, and one session's results would be "
+                              "lost. Give each session its own --dcuopt-run-dir (or leave the option out for a new "
+                              "run_<timestamp>_<pid> each time), or wait for the other session to end.") from None
+        self._fd = fd
+
+    def release(self) -> None:
+        if self._fd is None:
+            return
+        for folder in self.created:
+            try:
+                folder.rmdir()  # only when empty: nothing was written
+            except OSError:
+                break
+        os.close(self._fd)  # closing the last descriptor drops the flock
+        self._fd = None

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import time
 from collections.abc import Callable
@@ -56,43 +57,74 @@ HOME_RULE = ("the rootdir when pytest found a config file (pytest.ini, pyproject
              "given --rootdir, else the directory pytest was run from")
 
 
-def parse_positive_float(text: str) -> float:
+def _number(text: str, example: str) -> float:
+    """A finite number: NaN compares false with every bound, and infinity is no duration, count or spread."""
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number; give seconds such as 2 or 0.5") from None
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number; give e.g. {example}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a finite number; give e.g. {example}")
+    return value
+
+
+def parse_positive_float(text: str) -> float:
+    value = _number(text, "2 or 0.5 (seconds)")
     if value <= 0:
-        raise argparse.ArgumentTypeError(f"{text!r} must be greater than 0")
+        raise argparse.ArgumentTypeError(f"{text!r} must be greater than 0; give e.g. 2 or 0.5 (seconds)")
     return value
 
 
 def parse_positive_int(text: str) -> int:
     if not text.isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a positive integer")
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive integer; give a whole number of 1 or more")
     return int(text)
 
 
 def parse_fraction(text: str) -> float:
-    value = parse_positive_float(text)
-    if value >= 1:
-        raise argparse.ArgumentTypeError(f"{text!r} is a relative spread; give a fraction below 1 such as 0.01 (1%)")
+    value = _number(text, "0.01 (1%)")
+    if value <= 0 or value >= 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is a relative spread; give a fraction above 0 and below 1 such "
+                                         "as 0.01 (1%)")
     return value
 
 
 def parse_non_negative_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number; give e.g. 1 or 0.5") from None
+    value = _number(text, "1 or 0.5")
     if value < 0:
-        raise argparse.ArgumentTypeError(f"{text!r} must be 0 or more")
+        raise argparse.ArgumentTypeError(f"{text!r} must be 0 or more; give e.g. 1 or 0.5")
     return value
 
 
 def parse_non_negative_int(text: str) -> int:
     if not text.isdigit():
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of 0 or more")
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of 0 or more; give e.g. 0 or 4")
     return int(text)
+
+
+def parse_seed(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer; give the seed a failure report printed, "
+                                         "e.g. 0") from None
+
+
+def parse_dir(text: str) -> str:
+    """A directory to write into: an existing file of that name would fail only at the end of the run."""
+    path = Path(text).expanduser()
+    if not text.strip():
+        raise argparse.ArgumentTypeError("an empty path; give a directory, e.g. /tmp/dcuopt_run")
+    if path.exists() and not path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text!r} exists and is not a directory; give a directory (new or existing)")
+    return text
+
+
+def parse_arch(text: str) -> str:
+    if not text.strip() or text.strip() != text or any(c.isspace() for c in text):
+        raise argparse.ArgumentTypeError(f"{text!r} is not an architecture name; give one word such as sm_90, gfx90a "
+                                         "or gfx936")
+    return text
 
 
 def parse_devices(text: str) -> tuple[str, ...]:
@@ -104,12 +136,18 @@ def parse_devices(text: str) -> tuple[str, ...]:
 
 
 def parse_dims(text: str) -> dict[str, Any]:
+    example = "'{\"N\": 17}'"
     try:
         dims = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise argparse.ArgumentTypeError(f"{text!r} is not JSON ({exc}); write e.g. '{{\"N\": 17}}'") from None
-    if not isinstance(dims, dict):
-        raise argparse.ArgumentTypeError(f"{text!r} must be a JSON object of dims such as '{{\"N\": 17}}'")
+        raise argparse.ArgumentTypeError(f"{text!r} is not JSON ({exc}); write e.g. {example}") from None
+    if not isinstance(dims, dict) or not dims:
+        raise argparse.ArgumentTypeError(f"{text!r} must be a JSON object naming at least one dim, e.g. {example}")
+    bad = [name for name, value in dims.items()
+           if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value)]
+    if bad:
+        raise argparse.ArgumentTypeError(f"{text!r}: the value of {', '.join(bad)} is not a finite number; dims are "
+                                         f"numbers, e.g. {example}")
     return dims
 
 
@@ -123,9 +161,17 @@ def parse_size_names(text: str) -> tuple[str, ...]:
 
 
 def parse_backends(text: str) -> tuple[str, ...]:
+    """`auto` or registered toolchain names (a typo is caught here, before any case is collected)."""
+    from .toolchains import registered_names
+
     names = tuple(n.strip() for n in text.split(",") if n.strip())
     if not names:
-        raise argparse.ArgumentTypeError("give `auto` or a comma-separated list of toolchain names")
+        raise argparse.ArgumentTypeError(f"{text!r}: give `auto` or a comma-separated list of toolchain names")
+    known = registered_names()
+    unknown = [name for name in names if name != "auto" and name not in known]
+    if unknown:
+        raise argparse.ArgumentTypeError(f"{text!r}: unknown toolchain(s) {', '.join(unknown)}; registered: "
+                                         f"{', '.join(known)}; give `auto` or some of these")
     return names
 
 
@@ -153,7 +199,7 @@ TIMING_NUMBERS = (
     NumberOption(NOISE_OPTION, "FRACTION", parse_fraction, 0.01,
                  "stop sampling once the median's 95%% CI half-width is below this fraction of the median. "
                  "Default: 0.01"),
-    NumberOption(INTERLEAVE_OPTION, "ROUNDS", int, 4,
+    NumberOption(INTERLEAVE_OPTION, "ROUNDS", parse_non_negative_int, 4,
                  "after timing a branch, time it against the baseline in this many alternating rounds so drift "
                  "cancels; speedups and the champion use these A/B figures. 0 turns it off. Default: 4"),
 )
@@ -176,15 +222,15 @@ def add_options(parser: pytest.Parser) -> None:
                     help="Toolchains to test with: `auto` (every registered toolchain; those that cannot run here "
                          "skip with the reason) or names such as cpu,python. --dcuopt-backend is the deprecated old "
                          "name of this option. Default: auto")
-    group.addoption(ARCH_OPTION, metavar="ARCH", default=None,
+    group.addoption(ARCH_OPTION, metavar="ARCH", type=parse_arch, default=None,
                     help="Target architecture for GPU toolchains (sm_90, gfx936, ...). Default: the device's")
     group.addoption(FLAGS_OPTION, metavar="FLAGS", default="",
                     help="Extra compiler flags appended to every build, space separated. Default: none")
-    group.addoption(RUN_DIR_OPTION, metavar="DIR", default=None,
+    group.addoption(RUN_DIR_OPTION, metavar="DIR", type=parse_dir, default=None,
                     help=f"Where state.json and summary.md are written (the end of the run prints the path). "
                          f"Default: {DEFAULT_RUN_ROOT}/run_<timestamp>_<pid> in {HOME_RULE}, with a `latest` link "
                          "beside it")
-    group.addoption(CACHE_DIR_OPTION, metavar="DIR", default=None,
+    group.addoption(CACHE_DIR_OPTION, metavar="DIR", type=parse_dir, default=None,
                     help=f"Build cache (keyed by source, flags, compiler and arch). Default: {HOME_NAME}/build-cache "
                          "in the same directory as the run dir's default. Nothing is created unless a kernel is built")
     group.addoption(TIMEOUT_OPTION, metavar="SECONDS", type=parse_positive_float, default=60.0,
@@ -196,7 +242,7 @@ def add_options(parser: pytest.Parser) -> None:
                          "Default: dcuopt-dev")
     group.addoption(DIMS_OPTION, metavar="JSON", type=parse_dims, default=None,
                     help="Replay one correctness example with these dims (e.g. from a failure report). Default: none")
-    group.addoption(SEED_OPTION, metavar="INT", type=int, default=None,
+    group.addoption(SEED_OPTION, metavar="INT", type=parse_seed, default=None,
                     help="Seed of the replayed example (with --dcuopt-dims). Default: 0")
     group.addoption(INPUT_SET_OPTION, metavar="NAME", default=None,
                     help="Input distribution of the replayed example (with --dcuopt-dims): a name in ref.py "
@@ -235,7 +281,7 @@ def add_options(parser: pytest.Parser) -> None:
                          "set in the kernel worker's CUDA_VISIBLE_DEVICES / HIP_VISIBLE_DEVICES before its runtime "
                          "starts; the record's device.pin names it. Timing on a GPU always holds that GPU's lock. "
                          "Default: no pinning (the runtime's first visible GPU)")
-    group.addoption(TRITON_CAPTURE_OPTION, metavar="DIR", default=None,
+    group.addoption(TRITON_CAPTURE_OPTION, metavar="DIR", type=parse_dir, default=None,
                     help="Record TorchInductor's autotuning (configs, timings, inputs, standalone kernels) into DIR "
                          "for code this pytest process compiles with torch.compile; same as "
                          "$DCUOPT_TRITON_CAPTURE=DIR (docs/triton.md, `dcuopt triton`). Default: off")
@@ -319,7 +365,7 @@ class Options:
             cache_dir=Path(get(CACHE_DIR_OPTION) or root / HOME_NAME / "build-cache").resolve(),
             log_dir=(root / HOME_NAME / "logs").resolve(), timeout_s=get(TIMEOUT_OPTION), examples=get(EXAMPLES_OPTION),
             hypothesis_profile=get(PROFILE_OPTION), replay_dims=get(DIMS_OPTION), replay_seed=get(SEED_OPTION),
-            policy=policy, interleave_rounds=max(0, get(INTERLEAVE_OPTION)),
+            policy=policy, interleave_rounds=get(INTERLEAVE_OPTION),
             compare=get(COMPARE_OPTION), compare_threshold=get(COMPARE_THRESHOLD_OPTION),
             compare_floor_us=get(COMPARE_FLOOR_OPTION), compare_retries=get(COMPARE_RETRIES_OPTION),
             devices=get(DEVICES_OPTION), host_lock=not get(NO_HOST_LOCK_OPTION), build_jobs=get(BUILD_JOBS_OPTION),

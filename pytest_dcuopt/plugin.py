@@ -9,6 +9,7 @@ import pytest
 
 from . import markers
 from .errors import DcuOptError
+from .files import RunDirLock
 from .options import Options, add_options
 
 if TYPE_CHECKING:
@@ -19,6 +20,8 @@ if TYPE_CHECKING:
 
 SESSION_KEY = pytest.StashKey["DcuOptSession"]()
 INTERRUPT_KEY = pytest.StashKey["InterruptGuard"]()
+RUN_DIR_LOCK_KEY = pytest.StashKey[RunDirLock]()
+SKIPPED_RUNS_KEY = pytest.StashKey[list[Path]]()  # loop run folders left out of collection
 WORKER_OUTPUT_KEY = "dcuopt_session"
 
 
@@ -46,6 +49,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if not hasattr(config, "workerinput"):  # xdist workers end with their controller; it writes the state
         from .run.interrupt import InterruptGuard
 
+        _lock_run_dir(config)
         guard = config.stash[INTERRUPT_KEY] = InterruptGuard()
         guard.install()
         config.pluginmanager.register(guard, "dcuopt-interrupt-guard")  # hears a KeyboardInterrupt raised by code
@@ -62,6 +66,24 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     guard: InterruptGuard | None = config.stash.get(INTERRUPT_KEY, None)
     if guard is not None:
         guard.uninstall()
+    lock = config.stash.get(RUN_DIR_LOCK_KEY, None)
+    if lock is not None:
+        lock.release()
+
+
+def _lock_run_dir(config: pytest.Config) -> None:
+    """A --dcuopt-run-dir given by name is held for the whole session (the default one is unique to the process)."""
+    from .files import RunDirInUse
+    from .options import RUN_DIR_OPTION
+
+    if not config.getoption(RUN_DIR_OPTION, None):
+        return
+    lock = RunDirLock(config.stash[SESSION_KEY].options.run_dir)
+    try:
+        lock.acquire()
+    except RunDirInUse as exc:
+        raise pytest.UsageError(f"{RUN_DIR_OPTION}: {exc}") from None
+    config.stash[RUN_DIR_LOCK_KEY] = lock
 
 
 def _start_triton_capture(config: pytest.Config) -> None:
@@ -113,9 +135,28 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """Branch links that loop back to a folder holding them are never walked (collect.ignores). A `dcuopt` loop run
+    inside a case folder holds copies of the case: found while walking the tree, it is left out (named once
+    collection ends); pytest never asks this for a path named on the command line or above one, so `pytest RUN_DIR`
+    and `pytest RUN_DIR/iterv<i>` still collect it."""
+    from .case.model import is_loop_run_dir
     from .collect import ignores
 
-    return True if ignores(collection_path) else None
+    if ignores(collection_path):
+        return True
+    if collection_path.name.startswith("run_") and is_loop_run_dir(collection_path):
+        config.stash.setdefault(SKIPPED_RUNS_KEY, []).append(collection_path)
+        return True
+    return None
+
+
+def pytest_report_collectionfinish(config: pytest.Config) -> list[str]:
+    skipped = config.stash.get(SKIPPED_RUNS_KEY, [])
+    if not skipped:
+        return []
+    names = ", ".join(str(path) for path in skipped)
+    return [f"dcuopt: not collected: {len(skipped)} dcuopt loop run folder(s) inside case folders ({names}): they "
+            "hold copies of the case; name one on the command line to collect it (`pytest RUN_DIR`)"]
 
 
 @pytest.fixture(scope="session")
@@ -182,6 +223,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     dcuopt = session.config.stash.get(SESSION_KEY, None)
     if dcuopt is not None:
         dcuopt.check_size_selection()
+        dcuopt.check_replay_dims()
     if dcuopt is None or session.config.option.collectonly or not session.items:
         return
     dcuopt.note_selected(session.items)
@@ -190,6 +232,13 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     if builds is not None and reporter is not None:
         reporter.write_line(f"dcuopt: building {builds.count} branches in the background, {builds.jobs} at a time "
                             "(--dcuopt-build-jobs); a test waits only for its own branch, a timing for all")
+
+
+def pytest_deselected(items: list[pytest.Item]) -> None:
+    if items:
+        dcuopt = items[0].config.stash.get(SESSION_KEY, None)
+        if dcuopt is not None:
+            dcuopt.deselected += len(items)
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
@@ -224,9 +273,13 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> Generator[
     if workeroutput is not None:  # an xdist worker: hand records to the controller
         workeroutput[WORKER_OUTPUT_KEY] = dcuopt.export()
     elif dcuopt.records or dcuopt.collected_cases:
+        from .session import partial_because
+
         interrupted = guard.stopped_by if guard is not None else None
+        stopped = session.shouldfail or session.shouldstop
+        partial = partial_because(session.config, dcuopt.deselected, str(stopped) if stopped else None, interrupted)
         try:
-            dcuopt.finish(int(exitstatus), interrupted=interrupted)
+            dcuopt.finish(int(exitstatus), interrupted=interrupted, partial=partial)
         except DcuOptError as exc:  # what could be written is written; say what was not, and fail the run
             dcuopt.finish_error = str(exc)
             session.exitstatus = pytest.ExitCode.INTERNAL_ERROR if exitstatus == 0 else exitstatus
@@ -247,3 +300,5 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         terminalreporter.write_line(f"dcuopt: {dcuopt.builds.report().describe()}")
     for what, path in dcuopt.report_paths():
         terminalreporter.write_line(f"{what}: {path}")
+    if dcuopt.latest_note:
+        terminalreporter.write_line(dcuopt.latest_note)

@@ -39,7 +39,7 @@ from .gate import build_gate
 from .gate import entry as gate_entry
 from .gate.ci import append_step_summary
 from .observe import Observer
-from .options import DEFAULT_RUN_ROOT, SIZES_OPTION, Options, default_home
+from .options import DEFAULT_RUN_ROOT, DIMS_OPTION, SIZES_OPTION, Options, default_home
 from .report.machine import machine_info, now
 from .report.plausibility import flag_records
 from .report.plots import write_run_plots
@@ -74,9 +74,12 @@ class DcuOptSession:
         self.records: dict[tuple[str, str, str], BranchRecord] = {}
         self.reports: dict[str, list[dict[str, Any]]] = {}  # observer name -> its report entries
         self.collected_cases = 0
+        self.deselected = 0  # tests deselected in this process (-k, -m, --deselect, --lf, another plugin)
+        self.latest_note: str | None = None  # why this run did not move `latest`
         self.state: dict[str, Any] | None = None
         self.finish_error: str | None = None  # what finish() could not write
-        self.gate = build_gate(options)  # None without --dcuopt-compare; a bad baseline is a usage error here
+        # None without --dcuopt-compare; a bad baseline (or a partial one) is a usage error here
+        self.gate = build_gate(options, run_selection(config))
         # Device calibrations: measured by the first worker on a device (xdist: of the whole run, on this host).
         self.calibrations = CalibrationStore(shared_dir_for_run(lock_dir()))
         self.xdist_run: str | None = None  # the controller: xdist's run id, for removing the shared calibrations
@@ -108,7 +111,7 @@ class DcuOptSession:
     def case(self, root: Path) -> KernelCase:
         if root not in self._cases:
             DIGESTS.watch_case(root)  # before any of its kernels runs (run/integrity.py)
-            self._cases[root] = load_case(root)
+            self._cases[root] = load_case(root, self.config.rootpath)
         return self._cases[root]
 
     def variant(self, root: Path, toolchain_name: str, branch_id: str, source: Path) -> Variant:
@@ -197,6 +200,23 @@ class DcuOptSession:
         raise pytest.UsageError(f"{SIZES_OPTION}: unknown benchmark size(s) {', '.join(unknown)}; the collected cases "
                                 f"declare: {listed}. Give some of these, or `all`.")
 
+    def check_replay_dims(self) -> None:
+        """--dcuopt-dims may only name dims every collected case has: a name a case lacks would be replayed as if
+        it meant something there (checked once collection has finished)."""
+        from .collect import declared_dims
+
+        wanted = self.options.replay_dims
+        if not wanted:
+            return
+        for root, names in declared_dims(self.config).items():
+            unknown = sorted(set(wanted) - names)
+            if unknown:
+                raise pytest.UsageError(
+                    f"{DIMS_OPTION}={json.dumps(wanted)}: the case {root} has no dim(s) {', '.join(unknown)} "
+                    f"(its dims: {', '.join(sorted(names)) or 'none'}), so the replay would not be the example you "
+                    "mean. Name only dims of dims.json, or select only the case these dims belong to (the failure's "
+                    "`reproduce:` command names its test).")
+
     def resolve(self, variant: Variant) -> None:
         """Build and load the branch (once); observers call this for a build without a device."""
         if variant.resolved:
@@ -248,7 +268,8 @@ class DcuOptSession:
             pytest.skip(reason)
         point = self._point(variant, size)
         if benchmarks_disabled(self.config):  # pytest-benchmark's semantics: run once, no statistics
-            wrong = run_disabled(variant, nodeid, point)
+            # Through the fixture, which calls it once when disabled: an unused fixture warns at teardown.
+            wrong = benchmark(run_disabled, variant, nodeid, point)
             if wrong is not None:
                 pytest.fail(self._with_regression(variant, "correctness", wrong), pytrace=False)
             return
@@ -428,7 +449,8 @@ class DcuOptSession:
         for name, probed in data["toolchains"].items():
             self._worker_toolchains.setdefault(name, probed)
 
-    def finish(self, exit_status: int | None, interrupted: str | None = None) -> dict[str, Any]:
+    def finish(self, exit_status: int | None, interrupted: str | None = None,
+               partial: Sequence[str] = ()) -> dict[str, Any]:
         """Write state.json, summary.md and the observers' reports. Each file is written on its own: one
         that fails (a hook raising, a schema violation, a full disk) does not cost the others, and the
         errors are raised together at the end as a `ReportError`."""
@@ -445,6 +467,8 @@ class DcuOptSession:
             "exit_status": exit_status, "interrupted": interrupted, "machine": machine_info(),
             "options": self.options.to_json(), "toolchains": self.toolchains_json(),
             "containment": {"harness": self.harness_containment}, "integrity": self._integrity(errors),
+            "scope": {"complete": not partial, "partial_because": list(partial),
+                      "selection": run_selection(self.config)},
         }
         state = build_state(self.records.values(), header)
         if self.gate is not None:
@@ -468,7 +492,11 @@ class DcuOptSession:
             if observer is not None and entries:
                 _collect(errors, observer.report_name, observer.write_report, run_dir / observer.report_name,
                          entries, {k: header[k] for k in ("tool", "created_at", "run_dir")})
-        point_latest(run_dir)
+        if partial:  # `latest` names the newest complete run: what --dcuopt-compare=latest gates against
+            self.latest_note = (f"latest: left as it was: this run is partial ({'; '.join(partial)}), and `latest` "
+                                "names the newest complete run")
+        else:
+            point_latest(run_dir)
         _collect(errors, "pytest_dcuopt_state_written", self.config.hook.pytest_dcuopt_state_written,
                  state=state, run_dir=run_dir, config=self.config)
         if errors:
@@ -502,6 +530,44 @@ def _relative(path: Path, root: Path) -> str:
         return str(path.resolve().relative_to(root.resolve()))
     except ValueError:
         return str(path)
+
+
+def run_selection(config: pytest.Config) -> list[str]:
+    """What on the command line picked part of the collected tests ([] when nothing did). Two runs with the same
+    selection ran the same tests, so one can be the other's gate baseline."""
+    option = config.option
+    keyword, markexpr = getattr(option, "keyword", ""), getattr(option, "markexpr", "")
+    chosen = [why for given, why in (
+        (keyword, f"-k {keyword!r}"),
+        (markexpr, f"-m {markexpr!r}"),
+        (getattr(option, "deselect", None), "--deselect"),
+        (getattr(option, "lf", False), "--lf (the last failures only)"),
+        (getattr(option, "stepwise", False), "--sw (stepwise)"),
+        (ALL not in config.getoption(SIZES_OPTION), f"{SIZES_OPTION} (some benchmark sizes)"),
+    ) if given]
+    named = [arg for arg in config.args if "::" in arg]
+    if named:
+        more = ", ..." if len(named) > 3 else ""
+        chosen.append(f"test ids named on the command line ({', '.join(named[:3])}{more})")
+    return chosen
+
+
+def partial_because(config: pytest.Config, deselected: int, stopped_early: str | None,
+                    interrupted: str | None) -> list[str]:
+    """Why this run did not run every test it collected, at every benchmark size, to the end ([] for a complete
+    run): its selection (`run_selection`), and what cut it short or left timings out."""
+    option = config.option
+    reasons = run_selection(config)
+    if deselected and not reasons:  # by another plugin
+        reasons.append(f"{deselected} tests deselected")
+    reasons += [why for given, why in (
+        (getattr(option, "collectonly", False), "--collect-only (nothing ran)"),
+        (getattr(option, "benchmark_skip", False), "--benchmark-skip (nothing timed)"),
+        (getattr(option, "benchmark_disable", False), "--benchmark-disable (nothing timed)"),
+        (interrupted, f"interrupted by {interrupted}"),
+        (stopped_early, f"stopped early ({stopped_early})"),
+    ) if given]
+    return reasons
 
 
 def _collect(errors: list[str], what: str, action: Callable[..., Any], *args: Any, **kwargs: Any) -> None:

@@ -3,4 +3,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup-env.sh
-exec .venv/bin/python -m pytest tests -q -rs "$@"
+exec .venv/bin/python -m pytest tests -q -rfEs "$@"

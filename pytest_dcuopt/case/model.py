@@ -88,6 +88,18 @@ def is_seed_run_dir(directory: Path) -> bool:
             and (directory / "baseline").is_dir())
 
 
+def is_loop_run_dir(directory: Path) -> bool:
+    """A run directory of the `dcuopt` loop (`dcuopt setup`): a seed-style run whose state.json also carries the
+    loop's `layout_version`. It sits inside its case folder, holding copies of the case (`iterv<i>/`)."""
+    if not is_seed_run_dir(directory):
+        return False
+    try:
+        state = json.loads((directory / "state.json").read_text())
+    except (OSError, ValueError):
+        return False
+    return isinstance(state, dict) and "layout_version" in state
+
+
 def _kernel_files(directory: Path) -> list[Path]:
     return sorted(p for p in _kernel_candidates(directory) if p.is_file())
 
@@ -132,12 +144,26 @@ def _outside_links(directory: Path, sources: list[Path]) -> dict[Path, Path]:
     return found
 
 
-def load_case(directory: Path) -> KernelCase:
-    """Read a case directory (or a seed run directory) without importing any kernel."""
+def case_key(directory: Path, rootdir: Path | None) -> str:
+    """How results name a case: its folder relative to pytest's rootdir (`a/vs` and `b/vs` are two cases), or the
+    folder's name when it is the rootdir itself (a run of one case folder) or when there is no rootdir; its absolute
+    path when it lies outside the rootdir."""
+    if rootdir is None:
+        return directory.name
+    try:
+        relative = directory.resolve().relative_to(rootdir.resolve())
+    except ValueError:
+        return directory.resolve().as_posix()
+    return relative.as_posix() if relative.parts else directory.name
+
+
+def load_case(directory: Path, rootdir: Path | None = None) -> KernelCase:
+    """Read a case directory (or a seed run directory) without importing any kernel; `rootdir` (pytest's) makes
+    the case's name its key in the results (`case_key`)."""
     if is_seed_run_dir(directory):
-        return _load_seed_run(directory)
+        return replace(_load_seed_run(directory), name=case_key(directory, rootdir))
     dims = load_dims(directory / "dims.json")
-    case = KernelCase(directory.name, directory, directory / "ref.py", dims,
+    case = KernelCase(case_key(directory, rootdir), directory, directory / "ref.py", dims,
                       toolchain_dims=load_toolchain_dims(directory, dims),
                       sizes=read_bench_sizes(directory / "ref.py", dims))
     case.branches, case.layout_problems = find_branches(directory)

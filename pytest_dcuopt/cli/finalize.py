@@ -16,7 +16,7 @@ import json
 import math
 import shutil
 from collections.abc import Sequence
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ..files import write_atomic
@@ -119,8 +119,9 @@ def write_plots(layout: RunLayout, state: dict[str, Any]) -> list[str]:
             for toolchain, result in data["toolchains"].items():
                 found = timed_points(result)
                 if found:
-                    lines += plot_group(pyplot, found, f"iteration {index}: {case} ({toolchain})", layout.run_dir,
-                                        file_stem(case, toolchain))
+                    name = PurePosixPath(case).name  # the iteration's folder, whatever pytest's rootdir was
+                    lines += plot_group(pyplot, found, f"iteration {index}: {name} ({toolchain})", layout.run_dir,
+                                        file_stem(name, toolchain))
     return lines
 
 

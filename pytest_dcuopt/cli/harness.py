@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..report.state import find_case
 from ..tool import ToolResult, run_tool
 from .layout import LoopError
 
@@ -59,7 +60,7 @@ def skip_reasons(run: HarnessRun) -> list[str]:
 def toolchain_entry(run: HarnessRun, case: str, toolchain: str) -> dict[str, Any]:
     """The harness state's entry of one case on one toolchain, or a LoopError with pytest's own words."""
     state = run.state
-    entry = (state or {}).get("cases", {}).get(case, {}).get("toolchains", {}).get(toolchain)
+    entry = (find_case(state or {}, case) or {}).get("toolchains", {}).get(toolchain)
     if entry is None:
         raise LoopError(f"the harness run wrote no result for case {case!r} on toolchain {toolchain!r} "
                         f"(pytest exit {run.result.returncode}; log: {run.run_dir / 'pytest.log'}). Its last "

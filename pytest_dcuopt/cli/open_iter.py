@@ -24,7 +24,7 @@ import json
 import platform
 import shlex
 import sys
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ..files import write_atomic
@@ -222,8 +222,9 @@ def roofline_entry(index: int, budget: dict[str, Any] | None) -> dict[str, Any]:
 def branch_profile(harness: HarnessRun, case: str, toolchain: str, branch: str = "baseline") -> dict[str, Any] | None:
     """The profile marker's entry for `branch` in the harness run's profile.json (None when it wrote none)."""
     report = harness.report(PROFILE_NAME) or {}
-    found = [e for e in report.get("profiles", [])
-             if (e.get("case"), e.get("toolchain"), e.get("branch")) == (case, toolchain, branch)]
+    # The harness keys cases by their folder relative to pytest's rootdir; the loop knows the folder's name.
+    found = [e for e in report.get("profiles", []) if PurePosixPath(str(e.get("case"))).name == case
+             and (e.get("toolchain"), e.get("branch")) == (toolchain, branch)]
     return dict(found[0]) if found else None
 
 

@@ -18,10 +18,11 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
-from ..case.model import load_case
+from ..case.model import KernelCase, load_case
 from ..errors import CaseError
 from ..files import write_atomic
 from ..report.machine import now
+from ..report.state import find_case
 from ..toolchains import toolchain_class
 from . import env
 from .harness import branch_problem, run_pytest
@@ -84,10 +85,29 @@ def run(args: argparse.Namespace) -> int:
             shutil.copytree(args.preflight_from, Path(scratch) / "preflight")
         else:
             toolchain, baseline, preflight = run_preflight(case_dir, args.backend, pytest_args, Path(scratch))
-        layout = RunLayout(run_dir)
-        if layout.baseline_dir.exists():
-            shutil.rmtree(layout.baseline_dir)
-        shutil.copytree(Path(scratch) / "preflight", layout.baseline_dir / "preflight")
+        created = not run_dir.exists()
+        try:
+            seed_run(args, case, case_dir, run_dir, Path(scratch) / "preflight", toolchain, baseline, preflight)
+        except BaseException:
+            # A run folder without its state.json is neither usable nor obviously broken: take back what this call
+            # made (a --run-dir that existed before is the user's and is left as it is).
+            if created:
+                shutil.rmtree(run_dir, ignore_errors=True)
+            raise
+    source = next(b.source for b in case.branches if b.is_baseline and b.source.name == baseline)
+    print(f"preflight passed: {case.name} baseline {source.name} is correct on {toolchain}")
+    print(f"run: {run_dir}\nnext: dcuopt open-iter {run_dir}")
+    return 0
+
+
+def seed_run(args: argparse.Namespace, case: KernelCase, case_dir: Path, run_dir: Path, preflight_dir: Path,
+             toolchain: str, baseline: str, preflight: dict[str, Any]) -> None:
+    """Write the run directory: the preflight's harness run, the seeded baseline and its bench.json, env.json and
+    state.json."""
+    layout = RunLayout(run_dir)
+    if layout.baseline_dir.exists():
+        shutil.rmtree(layout.baseline_dir)
+    shutil.copytree(preflight_dir, layout.baseline_dir / "preflight")
     source = next(b.source for b in case.branches if b.is_baseline and b.source.name == baseline)
     seeded = layout.baseline_dir / source.name
     copy_fresh(source, seeded)
@@ -100,9 +120,6 @@ def run(args: argparse.Namespace) -> int:
     write_atomic(layout.baseline_dir / BENCH_NAME, json.dumps(bench, indent=2) + "\n")
     state["best_metric_ms"] = bench["median_ms"]
     save_state(layout, state)
-    print(f"preflight passed: {case.name} baseline {source.name} is correct on {toolchain}")
-    print(f"run: {run_dir}\nnext: dcuopt open-iter {run_dir}")
-    return 0
 
 
 def choose_run_dir(case_dir: Path, wanted: Path | None) -> Path:
@@ -128,7 +145,7 @@ def run_preflight(case_dir: Path, backend: str | None, pytest_args: list[str],
     if backend:
         extra.append(f"--dcuopt-toolchain={backend}")
     harness = run_pytest([str(case_dir)], scratch / "preflight", extra, cwd=case_dir)
-    cases = (harness.state or {}).get("cases", {}).get(case_dir.name, {}).get("toolchains", {})
+    cases = (find_case(harness.state or {}, case_dir.name) or {}).get("toolchains", {})
     passed = {name: entry["branches"]["baseline"] for name, entry in cases.items()
               if entry["branches"].get("baseline", {}).get("correct") is True}
     if harness.result.returncode != 0 or not passed:

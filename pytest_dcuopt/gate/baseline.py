@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import json
 import shlex
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import pytest
 
 from ..options import COMPARE_OPTION
-from ..report.state import SCHEMA_VERSION, validate_state
+from ..report.state import READABLE_SCHEMA_VERSIONS, SCHEMA_VERSION, validate_state
 
 LATEST = "latest"
 
@@ -29,37 +29,67 @@ def resolve_baseline(text: str, run_dir: Path) -> Path:
     return path.resolve()
 
 
+def refuse_partial(path: Path, state: Mapping[str, Any], selection: Sequence[str]) -> None:
+    """A baseline must have run what this run runs: against a partial one, every branch it did not run passes as
+    NEW. A baseline with this run's own selection (the same -k, -m, test ids) ran the same tests and is taken; one
+    cut short (stopped, interrupted, nothing timed) never is. A state written before runs recorded their scope has
+    no `scope` and is taken as it is."""
+    scope = state.get("scope")
+    if not isinstance(scope, Mapping) or scope.get("complete") is not False:
+        return
+    because = [str(reason) for reason in scope.get("partial_because") or []]
+    chosen = [str(reason) for reason in scope.get("selection") or []]
+    if because == chosen and chosen == list(selection):
+        return
+    why = "; ".join(because) or "reason not recorded"
+    cases = ", ".join(sorted(state.get("cases", {}))) or "no case"
+    mine = f"this run's selection ({'; '.join(selection)})" if selection else "no selection (every test)"
+    raise pytest.UsageError(
+        f"{COMPARE_OPTION}: {path} is a partial run ({why}), so every branch it did not run would pass this gate as "
+        f"NEW. The baseline must be a complete run of the cases ({cases}): no -k, -m, --lf or test ids, every "
+        f"benchmark size, not stopped early, with timings (or a run with exactly {mine}, run to the end). Run that "
+        f"once, then gate against its state.json or `{LATEST}` (which only a complete run moves).")
+
+
 @dataclass(frozen=True)
 class Baseline:
     path: Path
     state: Mapping[str, Any]
 
     @classmethod
-    def load(cls, path: Path) -> Baseline:
+    def load(cls, path: Path, selection: Sequence[str] = ()) -> Baseline:
         try:
             state = json.loads(path.read_text())
         except (OSError, ValueError) as exc:  # ValueError: not JSON, or not UTF-8
             raise pytest.UsageError(f"{COMPARE_OPTION}: cannot read {path} as a state.json ({exc}); give an "
                                     "earlier run's state.json") from None
-        if not isinstance(state, dict) or state.get("schema_version") != SCHEMA_VERSION:
+        if not isinstance(state, dict) or state.get("schema_version") not in READABLE_SCHEMA_VERSIONS:
             found = state.get("schema_version") if isinstance(state, dict) else type(state).__name__
             raise pytest.UsageError(f"{COMPARE_OPTION}: {path} has schema_version {found!r}, this harness writes "
-                                    f"{SCHEMA_VERSION}; re-run the baseline with this version")
+                                    f"{SCHEMA_VERSION} and reads {READABLE_SCHEMA_VERSIONS}; re-run the baseline with "
+                                    "this version")
         try:
             validate_state(state)
         except Exception as exc:  # jsonschema.ValidationError: jsonschema is imported lazily by validate_state
             first_line = str(exc).splitlines()[0]
             raise pytest.UsageError(f"{COMPARE_OPTION}: {path} is not a valid state.json: {first_line}") from None
+        refuse_partial(path, state, selection)
         return cls(path, state)
 
     @property
     def label(self) -> str:
         return f"{self.path} ({self.state.get('created_at', 'time not recorded')})"
 
+    def case_key(self, case: str) -> str:
+        """The key this baseline gives the case this run keys `case` (its folder relative to the rootdir): the same,
+        or the folder's name in a baseline of schema_version 1, which keyed cases by name."""
+        return PurePosixPath(case).name if self.state.get("schema_version") == 1 else case
+
     def branch(self, case: str, toolchain: str, branch: str, size: str | None = None) -> Mapping[str, Any] | None:
         """The baseline's entry of a branch; with `size`, the branch as timed at that benchmark size (the size's
         entry over the branch's, which holds its build and verdicts), or None when it was not there."""
-        found = self.state["cases"].get(case, {}).get("toolchains", {}).get(toolchain, {}).get("branches", {})
+        toolchains = self.state["cases"].get(self.case_key(case), {}).get("toolchains", {})
+        found = toolchains.get(toolchain, {}).get("branches", {})
         entry: Mapping[str, Any] | None = found.get(branch)
         if size is None or entry is None:
             return entry

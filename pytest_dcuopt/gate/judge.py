@@ -99,7 +99,7 @@ class Gate:
             unit["gate"] = self.branch_gate(key, view, timed.get(key))
             counts[unit["gate"]["verdict"]] += 1
             regressions.update((key[:3], kind) for kind in unit["gate"]["regressions"])
-        present = {key for key, _, _ in units}
+        present = {(self.baseline.case_key(key[0]), *key[1:]) for key, _, _ in units}
         state["gate"] = {
             "baseline": str(self.baseline.path), "baseline_created_at": self.baseline.state.get("created_at"),
             "rule": self.rule.to_json(), "counts": {k: v for k, v in counts.items() if v},

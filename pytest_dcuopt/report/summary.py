@@ -7,6 +7,8 @@ import textwrap
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from .state import DISAGREE_FACTOR
+
 # ----- text from kernels, compilers and users, placed in Markdown -------------------------------------------------
 # Branch and case names, messages and commands can hold `|`, backticks, `*`, `<` and newlines: each is escaped
 # where it lands, so it shows as written and never ends a table row, a code span or a fenced block early.
@@ -63,7 +65,9 @@ HEADERS = ["branch", "correct", "median ms", "IQR ms", "rounds", "A/B ms", "spee
 LEGEND = ("`median ms`, `IQR ms`, `rounds`: the branch's own timing run. `A/B ms`: baseline/branch medians of the "
           "interleaved A/B rounds against the baseline; `speedup` and `beats noise` come from them when they ran "
           "(else from the two own-run medians), so `speedup` need not equal the ratio of the `median ms` column. "
-          "`beats noise` is `-` when nothing was compared (the branch was never timed, or no baseline was). "
+          "`beats noise` is `-` when nothing was compared (the branch was never timed, or no baseline was), `disagree` "
+          f"when the own-run medians and the A/B rounds differ by more than {DISAGREE_FACTOR:g}x (the machine's load "
+          "changed; nothing is crowned then). "
           "`[sync]`: the solve synchronizes or allocates, so it was timed one call per sample (by its build's sync "
           "hooks, else the profiler's kernel records; docs/gpu-timing.md); `(too few clean samples)`: the median is "
           "not trustworthy; `(not representative: emulated)`: timed under an emulator (the Triton interpreter on the "
@@ -134,6 +138,8 @@ def size_champions(toolchain: Mapping[str, Any], text: Callable[[Any], str] = _o
         dims = ", ".join(f"{k}={v}" for k, v in (info.get("dims") or {}).items())
         champion = info.get("champion")
         won = f"{text(champion)} ({_x(info.get('champion_speedup'))})" if champion else "none"
+        if info.get("champion_note"):
+            won += f" ({text(info['champion_note'])})"
         parts.append(f"{text(size)} ({text(dims)}): {won}")
     return "; ".join(parts)
 
@@ -168,11 +174,14 @@ def _ab(timing: Mapping[str, Any]) -> str:
 
 
 def _beats(name: str, branch: Mapping[str, Any]) -> str:
-    """yes / no against the baseline; `-` when there was no comparison (never timed, or no timed baseline)."""
+    """yes / no against the baseline; `-` when there was no comparison (never timed, or no timed baseline);
+    `disagree` when the own-run and A/B figures are too far apart to say."""
     if name == "baseline":
         return ""
     if branch.get("implausible") and not branch["implausible"].get("allowed"):
         return "implausible"
+    if branch.get("measurements_disagree"):
+        return "disagree"
     if branch.get("beats_baseline"):
         return "yes"
     return "no" if branch.get("speedup_vs_baseline") is not None else "-"
@@ -229,8 +238,9 @@ def render_summary(state: Mapping[str, Any]) -> str:
 
 def _champion_section(result: Mapping[str, Any]) -> list[str]:
     champion = result.get("champion")
+    why = md_text(result.get("champion_note") or "no correct, timed branch")
     return [f"Champion: **{md_text(champion or 'none')}**"
-            + (f" ({_x(result.get('champion_speedup'))} vs baseline)" if champion else " (no correct, timed branch)"),
+            + (f" ({_x(result.get('champion_speedup'))} vs baseline)" if champion else f" ({why})"),
             "", *_table(branch_rows(result, md_text)), ""]
 
 
@@ -342,7 +352,8 @@ def timing_text(state: Mapping[str, Any]) -> str:
     if "warmup_s" in policy:
         parts.append(f"warm-up {policy['warmup_s']:g} s")
     if "min_samples" in policy:
-        parts.append(f"at least {policy['min_samples']} samples")
+        parts.append(f"at least {policy['min_samples']} samples unless the time cap came first (then as few as 3, "
+                     "and the median is marked too few clean samples)")
     if "target_rel_spread" in policy and "max_time_s" in policy:
         parts.append(f"stop at {policy['target_rel_spread'] * 100:g}% CI half-width or {policy['max_time_s']:g} s")
     if _device_timed(state):
@@ -458,8 +469,9 @@ def terminal_lines(state: Mapping[str, Any]) -> list[str]:
                 lines.append(f"{_one_line(case)} [{toolchain}]  champion per size: {size_champions(result)}{note}")
                 lines += ["  " + row for row in sized_table(result)]
                 continue
+            why = f" ({_one_line(result['champion_note'])})" if result.get("champion_note") else ""
             lines.append(f"{_one_line(case)} [{toolchain}]  champion: {_one_line(result.get('champion') or 'none')}"
-                         + (f" ({_x(result.get('champion_speedup'))})" if result.get("champion") else "") + note)
+                         + (f" ({_x(result.get('champion_speedup'))})" if result.get("champion") else why) + note)
             lines += ["  " + row for row in _table(branch_rows(result))]
     if lines:
         lines += textwrap.wrap(LEGEND.replace("`", ""), width=118)

@@ -1,9 +1,10 @@
 """A wheel install (`pip install .`, not `-e`) must work outside this checkout.
 
-The wheel is built from a copy of the package sources, installed into a fresh venv, and the README's ISA
-example (`kernels/vector_add`, the x86 `isa` mark of `restrict_simd`) is run there with the installed copy.
-Before the ISA signature registry was package data this failed: the plugin looked for it two folders above
-the installed package.
+The wheel is built from a copy of the package sources, installed into a fresh venv, and used from another folder
+as a user would: the README's ISA example (`kernels/vector_add`, the x86 `isa` mark of `restrict_simd`), a `.cu`
+kernel's ISA test where nvcc exists (the build force-includes a header that ships with the package), `dcuopt env`
+and `dcuopt setup`. Every file the package reads at run time must be package data: the wheel must hold every
+non-Python file of the package's source tree.
 """
 from __future__ import annotations
 
@@ -76,6 +77,24 @@ def installed(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return venv
 
 
+def package_data_files() -> list[str]:
+    """Every non-Python file of the package source (what the code opens at run time: schemas, registries, the
+    CUDA shim and sync-hook header, py.typed), as wheel member names."""
+    package = REPO / "pytest_dcuopt"
+    return sorted(path.relative_to(REPO).as_posix() for path in package.rglob("*")
+                  if path.is_file() and path.suffix not in (".py", ".pyc") and "__pycache__" not in path.parts)
+
+
+def test_the_wheel_ships_every_data_file_of_the_package(wheel: Path) -> None:
+    import zipfile
+
+    names = set(zipfile.ZipFile(wheel).namelist())
+    expected = package_data_files()
+    assert "pytest_dcuopt/toolchains/cuda_sync_hooks.h" in expected  # the walk sees what the code opens
+    missing = [name for name in expected if name not in names]
+    assert not missing, f"not in {wheel.name} (add them to [tool.setuptools.package-data]): {missing}"
+
+
 def test_the_wheel_ships_the_isa_signature_registry(wheel: Path) -> None:
     import zipfile
 
@@ -105,3 +124,34 @@ def test_an_isa_mark_passes_with_the_installed_wheel(installed: Path, tmp_path: 
     state = json.loads((tmp_path / "run" / "state.json").read_text())
     isa = state["cases"]["vector_add"]["toolchains"]["cpu"]["branches"]["restrict_simd"]["isa"]
     assert isa["outcome"] == "pass", isa
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed: no .cu kernel can be built here")
+def test_a_cu_isa_mark_passes_with_the_installed_wheel(installed: Path, tmp_path: Path) -> None:
+    """The cuda toolchain force-includes the package's sync-hook header into every `.cu` build."""
+    python = str(installed / "bin" / "python")
+    work = tmp_path / "project"
+    shutil.copytree(VECTOR_ADD, work / "vector_add")
+    result = subprocess.run([python, "-m", "pytest", "vector_add", "-k", "test_isa_cuda and float4",
+                             "--dcuopt-toolchain=cuda", "-p", "no:cacheprovider",
+                             f"--dcuopt-cache-dir={tmp_path / 'cache'}", f"--dcuopt-run-dir={tmp_path / 'run'}", "-v"],
+                            cwd=work, env=clean_env(), capture_output=True, text=True, timeout=STEP_TIMEOUT_S)
+    output = result.stdout[-6000:] + result.stderr[-3000:]
+    assert result.returncode == 0, output
+    assert "vector_add/ref.py::test_isa_cuda[float4] PASSED" in result.stdout, output
+
+
+def test_dcuopt_env_and_setup_work_with_the_installed_wheel(installed: Path, tmp_path: Path) -> None:
+    dcuopt = str(installed / "bin" / "dcuopt")
+    work = tmp_path / "project"
+    shutil.copytree(VECTOR_ADD, work / "vector_add")
+    env = clean_env()
+    run([dcuopt, "env", "--json", str(tmp_path / "env.json")], cwd=work, env=env)
+    probed = json.loads((tmp_path / "env.json").read_text())
+    assert set(probed["toolchains"]) >= {"cpu", "cuda"}, probed["toolchains"]
+
+    run([dcuopt, "setup", "vector_add", "--backend", "cpu", "--pytest-args",
+         f"--dcuopt-cache-dir={tmp_path / 'cache'} --dcuopt-examples=5"], cwd=work, env=env)
+    (run_dir,) = (work / "vector_add").glob("run_*")
+    state = json.loads((run_dir / "state.json").read_text())
+    assert state["toolchain"] == "cpu" and (run_dir / "env.json").is_file()
