@@ -16,6 +16,8 @@ import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+from pytest_dcuopt.report.state import find_case  # cases are keyed by their path relative to the rootdir
+
 ROOT = Path(__file__).resolve().parent.parent
 TRIVIAL_KERNEL = 'extern "C" void solve(const float* x, float* y, int N) { for (int i = 0; i < N; ++i) y[i] = x[i]; }\n'
 TRIVIAL_REF = 'shapes = {"x": ("N",), "y": ("N",)}\ndim_ranges = {"N": (1, 64)}\n\ndef reference(x, y, N):\n    y.copy_(x)\n'
@@ -57,7 +59,7 @@ def overhead_per_case(work: Path, branches: int = 10) -> dict[str, float]:
     pytest(common, work)  # warm: correctness then benchmarks, as in a normal run (each branch's worker is up)
     durations = {c.get("name"): float(c.get("time")) for c in ET.parse(junit).getroot().iter("testcase")}
     state = json.loads((work / "ovh" / "state.json").read_text())
-    branches_state = state["cases"]["trivial"]["toolchains"]["cpu"]["branches"]
+    branches_state = find_case(state, "trivial")["toolchains"]["cpu"]["branches"]
     overheads, inner = [], []
     for name, branch in branches_state.items():
         item = durations[f"test_benchmark_cpu[{name}]"]

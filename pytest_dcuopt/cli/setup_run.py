@@ -190,7 +190,7 @@ def ingested_preflight(case_dir: Path, backend: str | None, folder: Path) -> tup
         raise LoopError(f"{', '.join(stale)} changed here since the pack was made: the results measured the earlier "
                         "version. Pack again, run it there and ingest it.")
     state = json.loads((folder / "state.json").read_text()) if (folder / "state.json").is_file() else {}
-    cases = state.get("cases", {}).get(case_dir.name, {}).get("toolchains", {})
+    cases = (find_case(state, case_dir.name) or {}).get("toolchains", {})
     passed = {name: entry["branches"]["baseline"] for name, entry in cases.items()
               if (backend is None or name == backend) and entry["branches"].get("baseline", {}).get("correct") is True}
     if not passed:

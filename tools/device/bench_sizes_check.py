@@ -12,10 +12,12 @@ import json
 from pathlib import Path
 from typing import Any
 
+from pytest_dcuopt.report.state import find_case  # cases are keyed by their path relative to the rootdir
+
 
 def size_table(state: dict[str, Any], case: str, toolchain: str) -> dict[str, Any]:
     """{size: {dims, champion, champion_speedup, branches: {branch: figures}}} of one case and toolchain."""
-    result = state["cases"][case]["toolchains"][toolchain]
+    result = find_case(state, case)["toolchains"][toolchain]
     found: dict[str, Any] = {}
     for size, info in (result.get("sizes") or {}).items():
         branches = {}

@@ -32,6 +32,7 @@ REPO = Path(__file__).resolve().parents[2]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+from pytest_dcuopt.report.state import find_case  # cases are keyed by their path relative to the rootdir
 from pytest_dcuopt.tool import run_tool  # noqa: E402
 
 CASES = REPO / "tests" / "data" / "cases"
@@ -132,7 +133,7 @@ def note_of(record: dict[str, Any] | None) -> str:
 def summarize(state: dict[str, Any], toolchain: str) -> list[Row]:
     rows = []
     for case, branches in EXPECTED.items():
-        found = ((state.get("cases", {}).get(case) or {}).get("toolchains", {}).get(toolchain) or {}).get("branches")
+        found = ((find_case(state, case) or {}).get("toolchains", {}).get(toolchain) or {}).get("branches")
         for branch, expected in branches.items():
             record = (found or {}).get(branch)
             rows.append(Row(case, branch, None if record is None else record.get("correct"), expected,

@@ -13,6 +13,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from pytest_dcuopt.report.state import find_case  # cases are keyed by their path relative to the rootdir
+
 TOOLCHAIN = "cuda"
 
 
@@ -28,7 +30,7 @@ def read_state(path: Path | None) -> dict[str, Any] | None:
 
 def branches_of(state: dict[str, Any] | None, case: str) -> tuple[dict[str, Any], str | None]:
     """(branch name -> record, champion) of one case's cuda toolchain; ({}, None) when absent."""
-    entry = ((state or {}).get("cases", {}).get(case, {}).get("toolchains", {}).get(TOOLCHAIN)) or {}
+    entry = ((find_case(state or {}, case) or {}).get("toolchains", {}).get(TOOLCHAIN)) or {}
     return dict(entry.get("branches") or {}), entry.get("champion")
 
 
