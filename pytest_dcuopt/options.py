@@ -75,6 +75,14 @@ def parse_positive_float(text: str) -> float:
     return value
 
 
+def parse_speedup_bound(text: str) -> float:
+    value = _number(text, "50 (times the baseline's speed)")
+    if value <= 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is no speedup bound: a bound at or below 1 would mark every "
+                                         "faster branch implausible; give e.g. 50")
+    return value
+
+
 def parse_positive_int(text: str) -> int:
     if not text.isdigit() or int(text) < 1:
         raise argparse.ArgumentTypeError(f"{text!r} is not a positive integer; give a whole number of 1 or more")
@@ -259,7 +267,7 @@ def add_options(parser: pytest.Parser) -> None:
                     help="Let a branch whose figures exceed what the machine can do (more bandwidth than it copies, "
                          "more FLOP/s than its peak) be champion and beat noise; it is still marked implausible. "
                          "Default: off (docs/security.md)")
-    group.addoption(MAX_SPEEDUP_OPTION, metavar="X", type=float, default=None,
+    group.addoption(MAX_SPEEDUP_OPTION, metavar="X", type=parse_speedup_bound, default=None,
                     help="Mark a branch implausible when its A/B speedup over the baseline exceeds X. Default: no "
                          "bound")
     group.addoption(L2_FLUSH_OPTION, choices=("read", "write", "none"), default="",

@@ -14,6 +14,7 @@ NO_BAD_VALUE = {
     options.NO_HOST_LOCK_OPTION: "a flag",
     options.SIDE_FIGURES_OPTION: "a flag",
     options.FLAGS_OPTION: "compiler flags, passed on as written (the compiler judges them)",
+    options.ALLOW_IMPLAUSIBLE_OPTION: "a flag",
 }
 A_FILE = "<a file>"  # replaced by the path of an existing file: a directory option must refuse it
 
@@ -46,6 +47,8 @@ BAD_VALUES: dict[str, list[str]] = {
     options.TRITON_CAPTURE_OPTION: [A_FILE],
     options.REFERENCE_DEVICE_OPTION: ["tpu"],
     options.XDIST_SCHEDULE_OPTION: ["random"],
+    options.MAX_SPEEDUP_OPTION: ["nan", "inf", "1", "0.5", "fast"],
+    options.INPUT_SET_OPTION: ["wide"],  # without --dcuopt-dims: there is no example to replay
 }
 
 
