@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from .timing.policy import TimingPolicy
+from .toolchains.exchange import RUN_SEED_BITS, new_run_seed
 
 TOOLCHAIN_OPTION = "--dcuopt-toolchain"
 DEPRECATED_BACKEND_OPTION = "--dcuopt-backend"  # the old name of --dcuopt-toolchain, kept as an alias
@@ -25,6 +26,8 @@ EXAMPLES_OPTION = "--dcuopt-examples"
 PROFILE_OPTION = "--dcuopt-hypothesis-profile"
 DIMS_OPTION = "--dcuopt-dims"
 SEED_OPTION = "--dcuopt-seed"
+RUN_SEED_OPTION = "--dcuopt-run-seed"
+RUN_SEED_KEY = "dcuopt_run_seed"  # in xdist's workerinput: every worker draws the controller's inputs
 MIN_SAMPLES_OPTION = "--dcuopt-min-samples"
 MAX_TIME_OPTION = "--dcuopt-max-time"
 WARMUP_OPTION = "--dcuopt-warmup"
@@ -66,6 +69,13 @@ def parse_positive_float(text: str) -> float:
 def parse_positive_int(text: str) -> int:
     if not text.isdigit() or int(text) < 1:
         raise argparse.ArgumentTypeError(f"{text!r} is not a positive integer")
+    return int(text)
+
+
+def parse_run_seed(text: str) -> int:
+    if not text.isdigit() or int(text) >= 2**RUN_SEED_BITS:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a run seed: give the integer from 0 to 2**{RUN_SEED_BITS}-1 "
+                                         "that a failure's reproduce command or state.json's options.run_seed shows")
     return int(text)
 
 
@@ -195,6 +205,10 @@ def add_options(parser: pytest.Parser) -> None:
                     help="Replay one correctness example with these dims (e.g. from a failure report). Default: none")
     group.addoption(SEED_OPTION, metavar="INT", type=int, default=None,
                     help="Seed of the replayed example (with --dcuopt-dims). Default: 0")
+    group.addoption(RUN_SEED_OPTION, metavar="INT", type=parse_run_seed, default=None,
+                    help="The run's secret seed, which every input of every checked and timed call is drawn from "
+                         "(state.json: options.run_seed; failures print it in their reproduce command). "
+                         "Default: a new one from os.urandom every run")
     group.addoption(SIZES_OPTION, metavar="NAMES", type=parse_size_names, default=("all",),
                     help="Benchmark sizes to time, by the names ref.py's `bench_sizes` gives them (comma separated), "
                          "or `all`. A case without `bench_sizes` is timed at its default dims whatever this says; a "
@@ -280,6 +294,7 @@ class Options:
     spare_workers: int = 1  # --dcuopt-spare-workers: worker processes started ahead (0: none)
     bench_sizes: tuple[str, ...] = ("all",)  # --dcuopt-sizes: the benchmark sizes picked by name, or `all`
     reference_device: str = "auto"  # --dcuopt-reference-device (check/reference_device.py)
+    run_seed: int = 0  # --dcuopt-run-seed, else the xdist controller's, else os.urandom (toolchains/exchange.py)
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> Options:
@@ -306,6 +321,7 @@ class Options:
             devices=get(DEVICES_OPTION), host_lock=not get(NO_HOST_LOCK_OPTION), build_jobs=get(BUILD_JOBS_OPTION),
             spare_workers=default_spares() if get(SPARE_WORKERS_OPTION) is None else get(SPARE_WORKERS_OPTION),
             bench_sizes=get(SIZES_OPTION), reference_device=get(REFERENCE_DEVICE_OPTION),
+            run_seed=chosen_run_seed(config),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -317,7 +333,19 @@ class Options:
                                  "retries": self.compare_retries},
                 "devices": list(self.devices), "host_lock": self.host_lock, "build_jobs": self.build_jobs,
                 "spare_workers": self.spare_workers,
-                "bench_sizes": list(self.bench_sizes), "reference_device": self.reference_device}
+                "bench_sizes": list(self.bench_sizes), "reference_device": self.reference_device,
+                "run_seed": self.run_seed}
+
+
+def chosen_run_seed(config: pytest.Config) -> int:
+    """--dcuopt-run-seed; else, in an xdist worker, its controller's (one run, one seed); else a fresh secret."""
+    given = config.getoption(RUN_SEED_OPTION)
+    if given is not None:
+        return int(given)
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is not None and RUN_SEED_KEY in workerinput:
+        return int(workerinput[RUN_SEED_KEY])
+    return new_run_seed()
 
 
 def default_spares() -> int:

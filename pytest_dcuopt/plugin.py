@@ -9,7 +9,7 @@ import pytest
 
 from . import markers
 from .errors import DcuOptError
-from .options import Options, add_options
+from .options import RUN_SEED_KEY, Options, add_options
 
 if TYPE_CHECKING:
     from .handle import CaseHandle
@@ -136,6 +136,7 @@ def pytest_configure_node(node: Any) -> None:
     dcuopt = node.config.stash.get(SESSION_KEY, None)
     if dcuopt is not None:  # the run's id: its workers share calibrations in a folder named by it, removed at the end
         dcuopt.xdist_run = str(node.workerinput.get("testrunuid", "")) or None
+        node.workerinput[RUN_SEED_KEY] = dcuopt.options.run_seed  # one run, one secret seed
 
 
 @pytest.hookimpl(optionalhook=True)

@@ -51,6 +51,7 @@ from .run.spares import SpareWorkers
 from .timing.calibration import XDIST_RUN_ENV, CalibrationStore, shared_dir_for_run
 from .toolchains import Availability, Toolchain, make_toolchain, toolchain_class
 from .toolchains.cache import BuildCache
+from .toolchains.exchange import set_run_seed
 from .variant import BackgroundBuilds, BuildSettings, Variant, resolve
 
 
@@ -58,6 +59,7 @@ class DcuOptSession:
     def __init__(self, config: pytest.Config, options: Options, observers: list[Observer]) -> None:
         self.config = config
         self.options = options
+        set_run_seed(options.run_seed)  # every input of every checked and timed call of the run is drawn from it
         self.observers = {observer.name: observer for observer in observers}
         self.created_at = now()
         self._cache: BuildCache | None = None  # created on first use: a run without kernel cases writes nothing
