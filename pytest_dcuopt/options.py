@@ -27,6 +27,7 @@ PROFILE_OPTION = "--dcuopt-hypothesis-profile"
 DIMS_OPTION = "--dcuopt-dims"
 SEED_OPTION = "--dcuopt-seed"
 RUN_SEED_OPTION = "--dcuopt-run-seed"
+CHECK_EVERY_CALL_OPTION = "--dcuopt-check-every-call"
 RUN_SEED_KEY = "dcuopt_run_seed"  # in xdist's workerinput: every worker draws the controller's inputs
 MIN_SAMPLES_OPTION = "--dcuopt-min-samples"
 MAX_TIME_OPTION = "--dcuopt-max-time"
@@ -252,6 +253,11 @@ def add_options(parser: pytest.Parser) -> None:
                          "(correctness, benchmarks, ISA) to one worker as one unit, so its benchmark does not check "
                          "it again on another worker; `xdist` leaves xdist's own scheduling. Another --dist mode is "
                          "always left to xdist. Default: branch")
+    group.addoption(CHECK_EVERY_CALL_OPTION, action="store_true", default=False,
+                    help="Compare the outputs of every timed call (warm-up included) with the reference, not only the "
+                         "ones chosen at random from the run's seed: one reference and one output transfer per call, "
+                         "so keep sizes and --dcuopt-max-time small. Host-timed toolchains only (cpu, python). "
+                         "Default: off")
     group.addoption(SIDE_FIGURES_OPTION, action="store_true", default=False,
                     help="GPU timing: also measure the side figures (hot and hot-rotated samples, the original "
                          "method's number, the launch overhead), which cost time every branch; interleaved A/B rounds "
@@ -295,6 +301,7 @@ class Options:
     bench_sizes: tuple[str, ...] = ("all",)  # --dcuopt-sizes: the benchmark sizes picked by name, or `all`
     reference_device: str = "auto"  # --dcuopt-reference-device (check/reference_device.py)
     run_seed: int = 0  # --dcuopt-run-seed, else the xdist controller's, else os.urandom (toolchains/exchange.py)
+    check_every_call: bool = False  # --dcuopt-check-every-call (bench/run.py `plan_for`)
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> Options:
@@ -321,7 +328,7 @@ class Options:
             devices=get(DEVICES_OPTION), host_lock=not get(NO_HOST_LOCK_OPTION), build_jobs=get(BUILD_JOBS_OPTION),
             spare_workers=default_spares() if get(SPARE_WORKERS_OPTION) is None else get(SPARE_WORKERS_OPTION),
             bench_sizes=get(SIZES_OPTION), reference_device=get(REFERENCE_DEVICE_OPTION),
-            run_seed=chosen_run_seed(config),
+            run_seed=chosen_run_seed(config), check_every_call=get(CHECK_EVERY_CALL_OPTION),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -334,7 +341,7 @@ class Options:
                 "devices": list(self.devices), "host_lock": self.host_lock, "build_jobs": self.build_jobs,
                 "spare_workers": self.spare_workers,
                 "bench_sizes": list(self.bench_sizes), "reference_device": self.reference_device,
-                "run_seed": self.run_seed}
+                "run_seed": self.run_seed, "check_every_call": self.check_every_call}
 
 
 def chosen_run_seed(config: pytest.Config) -> int:

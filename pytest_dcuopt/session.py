@@ -19,6 +19,7 @@ from .bench.run import (
     BenchPoint,
     benchmarks_disabled,
     bind_spec,
+    check_every_call,
     default_point,
     interleave_with_baseline,
     measure,
@@ -60,6 +61,7 @@ class DcuOptSession:
         self.config = config
         self.options = options
         set_run_seed(options.run_seed)  # every input of every checked and timed call of the run is drawn from it
+        check_every_call(options.check_every_call)
         self.observers = {observer.name: observer for observer in observers}
         self.created_at = now()
         self._cache: BuildCache | None = None  # created on first use: a run without kernel cases writes nothing

@@ -92,15 +92,12 @@ def bind_spec(variant: Variant, point: BenchPoint | None = None) -> BindSpec:
     return variant.bind_spec(point.dims if point is not None else variant.case.dims, draw_seed(0))
 
 
-STRICT_ENV = "DCUOPT_CHECK_EVERY_CALL"  # 1: every timed call comes back and is compared (costly; see reliability.md)
+_EVERY_CALL: list[bool] = [False]
 
 
-def check_every_call() -> bool:
-    raw = os.environ.get(STRICT_ENV, "").strip()
-    if raw not in ("", "0", "1"):
-        raise CaseError(f"${STRICT_ENV}={raw!r}: give 1 to check every timed call, or 0 (the default) to check the "
-                        "calls chosen at random from the run's seed")
-    return raw == "1"
+def check_every_call(enabled: bool) -> None:
+    """--dcuopt-check-every-call: every timed call of every request comes back and is compared (the session sets it)."""
+    _EVERY_CALL[0] = bool(enabled)
 
 
 def plan_for(policy: TimingPolicy, spec: BindSpec, purpose: str, index: int = 0) -> CheckPlan:
@@ -108,7 +105,7 @@ def plan_for(policy: TimingPolicy, spec: BindSpec, purpose: str, index: int = 0)
     of their inputs are computed once), another for every request."""
     seed = plan_seed(purpose, spec.dims, index)
     return CheckPlan(seed, plan_seed("new inputs", spec.dims), checked_call_numbers(seed, policy.min_samples),
-                     check_every_call())
+                     _EVERY_CALL[0])
 
 
 def timing_at(variant: Variant, point: BenchPoint) -> dict[str, Any] | None:
