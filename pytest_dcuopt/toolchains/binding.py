@@ -382,6 +382,16 @@ class CAbiBinding:
                 outputs[param.name] = current[:count].copy()
         return Snapshot(inputs, outputs, dtypes, problems)
 
+    def input_values(self) -> dict[str, np.ndarray]:
+        """The inputs the buffers started the last call from (not rotated): for a binding whose pytest process does
+        not compute them itself (the triton toolchain's contract binding)."""
+        values = {}
+        for param in self._inputs:
+            start = self._host[param.name][:self._sizes[param.name]]
+            offset = self._offsets.get(param.name, 0)
+            values[param.name] = rolled(start, offset).copy() if offset else start.copy()
+        return values
+
     def _download(self, name: str) -> np.ndarray:
         """The buffer's current contents (guard included), in this binding's staging memory for the buffer."""
         return self.runtime.download_into(self._buffers[name], self._staging_for(name))

@@ -1,6 +1,6 @@
 // BROKEN (on purpose): computes nothing. On its first call it takes the GIL through the CPython C API (the worker that
-// loaded it is a Python process) and replaces the worker's snapshot with one that holds no outputs and no problems:
-// under a design where the worker's word counts ("nothing to compare"), it passes everything.
+// loaded it is a Python process) and replaces the worker's snapshot with one that holds no outputs and no problems
+// and says it was already verified: under a design where the worker's word counts, it passes everything.
 #include <dlfcn.h>
 
 typedef int (*gil_ensure_t)(void);
@@ -10,7 +10,9 @@ typedef int (*run_string_t)(const char*);
 static const char* FORGERY =
     "import pytest_dcuopt.toolchains.binding as _b\n"
     "def _forged(self, *args, **kwargs):\n"
-    "    return _b.Snapshot({}, {}, {p.name: p.dtype for p in self.params}, [])\n"
+    "    forged = _b.Snapshot({}, {}, {p.name: p.dtype for p in self.params}, [])\n"
+    "    forged.verified = True\n"
+    "    return forged\n"
     "_b.CAbiBinding.snapshot = _forged\n";
 
 static bool forged = false;
