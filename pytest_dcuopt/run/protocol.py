@@ -35,6 +35,8 @@ class CheckPlan:
     new_inputs_seed: int
     checked: tuple[int, ...] = ()
     every_call: bool = False
+    # The announced calls too (an A/B round between two checked ones leaves them out: the preparation is the same)
+    announced: bool = True
 
 
 class LoadRequest(TypedDict):

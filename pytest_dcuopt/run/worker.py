@@ -233,18 +233,25 @@ class WorkerState:
         sets = self.runtime.rotation_sets(working_set) if policy.side_figures else 1
         others = [self.kernel.bind(replace(spec, seed=spec.seed + index, provided={}), self.runtime)
                   for index in range(1, sets)]
-        checks: list[CheckedCall] = [_checked_call(binding, "the call before the first timed call", ("start",),
-                                                   plan.seed)]
+        checks: list[CheckedCall] = []
+        if plan.announced:
+            checks.append(_checked_call(binding, "the call before the first timed call", ("start",), plan.seed))
+        else:  # prepared as for that call: starting inputs, junk in the outputs
+            getattr(binding, "reset_inputs", binding.reset)()
+            scramble = getattr(binding, "scramble_outputs", None)
+            if callable(scramble):
+                scramble(plan.seed)
         timed = TimedCalls(binding, plan)
         measured = time.perf_counter()
         samples = self.runtime.measure_sets([timed, *(other.launch for other in others)], policy, working_set)
         measure_wall_s = time.perf_counter() - measured
         checking = time.perf_counter()
         checks += timed.checks
-        checks += new_inputs_call(binding, plan.new_inputs_seed)
-        for index, bound in enumerate([binding, *others]):
-            checks.append(_checked_call(bound, f"the call after the last timed call (input set {index})",
-                                        ("set", index), plan.seed + index + 1))
+        if plan.announced:
+            checks += new_inputs_call(binding, plan.new_inputs_seed)
+            for index, bound in enumerate([binding, *others]):
+                checks.append(_checked_call(bound, f"the call after the last timed call (input set {index})",
+                                            ("set", index), plan.seed + index + 1))
         del others
         ended = time.perf_counter()
         # Where the worker's time went besides the samples (the record's `timing.harness_phases_s`).
