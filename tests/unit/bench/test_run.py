@@ -78,3 +78,15 @@ def test_a_checked_call_without_outputs_is_wrong(timed: tuple[Variant, dict[str,
     forged["checks"][0]["snapshot"].outputs = {}
     with pytest.raises(TimedCallsWrong, match="sent no output 'y' back"):
         judged(variant, forged)
+
+
+def test_an_a_b_round_before_the_last_needs_only_its_timed_call(timed: tuple[Variant, dict[str, Any]]) -> None:
+    variant, reply = timed
+    spec = bind_spec(variant)
+    plan = plan_for(QUICK, spec, "timing", announced=False)
+    assert len(plan.checked) == 1 and not plan.announced
+    only_timed = copy.deepcopy(reply)
+    only_timed["checks"] = [check for check in only_timed["checks"] if check["inputs"] == ("timed", plan.checked[0])]
+    assert check_timed_calls(variant, spec, plan, only_timed) == 1
+    with pytest.raises(TimedCallsWrong, match="left out the checked call"):
+        judged(variant, copy.deepcopy(only_timed))  # the branch's own timing asks for the announced calls too
