@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from .timing.policy import TimingPolicy
+from .toolchains.exchange import RUN_SEED_BITS, new_run_seed
 
 TOOLCHAIN_OPTION = "--dcuopt-toolchain"
 DEPRECATED_BACKEND_OPTION = "--dcuopt-backend"  # the old name of --dcuopt-toolchain, kept as an alias
@@ -27,6 +28,9 @@ PROFILE_OPTION = "--dcuopt-hypothesis-profile"
 DIMS_OPTION = "--dcuopt-dims"
 SEED_OPTION = "--dcuopt-seed"
 INPUT_SET_OPTION = "--dcuopt-input-set"
+RUN_SEED_OPTION = "--dcuopt-run-seed"
+CHECK_EVERY_CALL_OPTION = "--dcuopt-check-every-call"
+RUN_SEED_KEY = "dcuopt_run_seed"  # in xdist's workerinput: every worker draws the controller's inputs
 MIN_SAMPLES_OPTION = "--dcuopt-min-samples"
 MAX_TIME_OPTION = "--dcuopt-max-time"
 WARMUP_OPTION = "--dcuopt-warmup"
@@ -86,6 +90,13 @@ def parse_speedup_bound(text: str) -> float:
 def parse_positive_int(text: str) -> int:
     if not text.isdigit() or int(text) < 1:
         raise argparse.ArgumentTypeError(f"{text!r} is not a positive integer; give a whole number of 1 or more")
+    return int(text)
+
+
+def parse_run_seed(text: str) -> int:
+    if not text.isdigit() or int(text) >= 2**RUN_SEED_BITS:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a run seed: give the integer from 0 to 2**{RUN_SEED_BITS}-1 "
+                                         "that a failure's reproduce command or state.json's options.run_seed shows")
     return int(text)
 
 
@@ -255,6 +266,10 @@ def add_options(parser: pytest.Parser) -> None:
     group.addoption(INPUT_SET_OPTION, metavar="NAME", default=None,
                     help="Input distribution of the replayed example (with --dcuopt-dims): a name in ref.py "
                          "`input_sets`. Default: `inputs`")
+    group.addoption(RUN_SEED_OPTION, metavar="INT", type=parse_run_seed, default=None,
+                    help="The run's secret seed, which every input of every checked and timed call is drawn from "
+                         "(state.json: options.run_seed; failures print it in their reproduce command). "
+                         "Default: a new one from os.urandom every run")
     group.addoption(SIZES_OPTION, metavar="NAMES", type=parse_size_names, default=("all",),
                     help="Benchmark sizes to time, by the names ref.py's `bench_sizes` gives them (comma separated), "
                          "or `all`. A case without `bench_sizes` is timed at its default dims whatever this says; a "
@@ -305,6 +320,11 @@ def add_options(parser: pytest.Parser) -> None:
                          "(correctness, benchmarks, ISA) to one worker as one unit, so its benchmark does not check "
                          "it again on another worker; `xdist` leaves xdist's own scheduling. Another --dist mode is "
                          "always left to xdist. Default: branch")
+    group.addoption(CHECK_EVERY_CALL_OPTION, action="store_true", default=False,
+                    help="Compare the outputs of every timed call (warm-up included) with the reference, not only the "
+                         "ones chosen at random from the run's seed: one reference and one output transfer per call, "
+                         "so keep sizes and --dcuopt-max-time small. Host-timed toolchains only (cpu, python). "
+                         "Default: off")
     group.addoption(SIDE_FIGURES_OPTION, action="store_true", default=False,
                     help="GPU timing: also measure the side figures (hot and hot-rotated samples, the original "
                          "method's number, the launch overhead), which cost time every branch; interleaved A/B rounds "
@@ -350,6 +370,8 @@ class Options:
     replay_input_set: str | None = None  # --dcuopt-input-set: the replayed example's ref.py `input_sets` entry
     allow_implausible: bool = False  # --dcuopt-allow-implausible (report/plausibility.py)
     max_speedup: float | None = None  # --dcuopt-max-speedup: a larger A/B speedup is implausible
+    run_seed: int = 0  # --dcuopt-run-seed, else the xdist controller's, else os.urandom (toolchains/exchange.py)
+    check_every_call: bool = False  # --dcuopt-check-every-call (bench/run.py `plan_for`)
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> Options:
@@ -381,6 +403,7 @@ class Options:
             bench_sizes=get(SIZES_OPTION), reference_device=get(REFERENCE_DEVICE_OPTION),
             replay_input_set=get(INPUT_SET_OPTION),
             allow_implausible=get(ALLOW_IMPLAUSIBLE_OPTION), max_speedup=get(MAX_SPEEDUP_OPTION),
+            run_seed=chosen_run_seed(config), check_every_call=get(CHECK_EVERY_CALL_OPTION),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -392,7 +415,19 @@ class Options:
                                  "retries": self.compare_retries},
                 "devices": list(self.devices), "host_lock": self.host_lock, "build_jobs": self.build_jobs,
                 "spare_workers": self.spare_workers,
-                "bench_sizes": list(self.bench_sizes), "reference_device": self.reference_device}
+                "bench_sizes": list(self.bench_sizes), "reference_device": self.reference_device,
+                "run_seed": self.run_seed, "check_every_call": self.check_every_call}
+
+
+def chosen_run_seed(config: pytest.Config) -> int:
+    """--dcuopt-run-seed; else, in an xdist worker, its controller's (one run, one seed); else a fresh secret."""
+    given = config.getoption(RUN_SEED_OPTION)
+    if given is not None:
+        return int(given)
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is not None and RUN_SEED_KEY in workerinput:
+        return int(workerinput[RUN_SEED_KEY])
+    return new_run_seed()
 
 
 def default_spares() -> int:

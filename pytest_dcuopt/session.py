@@ -19,6 +19,7 @@ from .bench.run import (
     BenchPoint,
     benchmarks_disabled,
     bind_spec,
+    check_every_call,
     default_point,
     interleave_with_baseline,
     measure,
@@ -54,6 +55,7 @@ from .run.spares import SpareWorkers
 from .timing.calibration import XDIST_RUN_ENV, CalibrationStore, shared_dir_for_run
 from .toolchains import Availability, Toolchain, make_toolchain, toolchain_class
 from .toolchains.cache import BuildCache
+from .toolchains.exchange import set_run_seed
 from .variant import BackgroundBuilds, BuildSettings, Variant, resolve
 
 
@@ -61,6 +63,8 @@ class DcuOptSession:
     def __init__(self, config: pytest.Config, options: Options, observers: list[Observer]) -> None:
         self.config = config
         self.options = options
+        set_run_seed(options.run_seed)  # every input of every checked and timed call of the run is drawn from it
+        check_every_call(options.check_every_call)
         self.observers = {observer.name: observer for observer in observers}
         self.created_at = now()
         self._cache: BuildCache | None = None  # created on first use: a run without kernel cases writes nothing

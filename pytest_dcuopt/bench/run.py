@@ -32,22 +32,27 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+import numpy as np
 import pytest
 
 from ..case.sizes import BenchSize
 from ..check.verify import (
     check_default_once,
     checked_call,
-    exchange_for,
+    handed,
+    layout_inputs,
     output_mismatches,
     reference_seconds,
     reject_work_left_running,
+    spec_inputs,
+    with_inputs,
 )
 from ..errors import CaseError, TimedCallsWrong, TimingRefused
 from ..run.devices import LOCK_WAIT_S, LockHold, TimingLock, device_lock
+from ..run.protocol import CheckPlan
 from ..timing.policy import Samples, TimingPolicy, significant, summarize
-from ..toolchains.binding import BindSpec, Snapshot
-from ..toolchains.exchange import receive
+from ..toolchains.binding import BindSpec, Snapshot, redrawn_inputs, roll_offsets, rolled
+from ..toolchains.exchange import checked_call_numbers, draw_seed, held_inputs, plan_seed
 from ..variant import Variant
 from .clock import SampleClock
 
@@ -82,8 +87,31 @@ def size_point(variant: Variant, size: BenchSize) -> BenchPoint:
 
 
 def bind_spec(variant: Variant, point: BenchPoint | None = None) -> BindSpec:
-    """The buffers of a timed call: the point's dims (the toolchain's default dims without one), seed 0."""
-    return variant.bind_spec(point.dims if point is not None else variant.case.dims, 0)
+    """The buffers of a timed call: the point's dims (the toolchain's default dims without one), seed 0 (mixed with
+    the run's seed, `exchange.draw_seed`)."""
+    return variant.bind_spec(point.dims if point is not None else variant.case.dims, draw_seed(0))
+
+
+_EVERY_CALL: list[bool] = [False]
+
+
+def check_every_call(enabled: bool) -> None:
+    """--dcuopt-check-every-call: every timed call of every request comes back and is compared (the session sets it)."""
+    _EVERY_CALL[0] = bool(enabled)
+
+
+def plan_for(policy: TimingPolicy, spec: BindSpec, purpose: str, index: int = 0,
+             announced: bool = True) -> CheckPlan:
+    """The checked calls of one timing request: the same for every branch at these dims in this run (the references
+    of their inputs are computed once), another for every request. `announced=False`: the timed calls chosen at
+    random only (an A/B round before the last: at real sizes each announced call moves its outputs through the
+    pipe)."""
+    seed = plan_seed(purpose, spec.dims, index)
+    numbers = checked_call_numbers(seed, policy.min_samples)
+    # A round before the last checks one timed call (each needs its own reference: 256 MB of float64 per 32M-element
+    # output, which the reference cache cannot keep for many rounds and sizes at once).
+    return CheckPlan(seed, plan_seed("new inputs", spec.dims), numbers if announced else numbers[:1],
+                     _EVERY_CALL[0], announced)
 
 
 def timing_at(variant: Variant, point: BenchPoint) -> dict[str, Any] | None:
@@ -95,25 +123,25 @@ def timing_at(variant: Variant, point: BenchPoint) -> dict[str, Any] | None:
 
 
 def measure(variant: Variant, policy: TimingPolicy, timeout_s: float, spec: BindSpec | None = None, *,
-            lock: bool = True, check: bool = True) -> dict[str, Any]:
+            lock: bool = True, plan: CheckPlan | None = None) -> dict[str, Any]:
     """The public timing API: time a resolved branch in its worker under `policy`.
 
     Returns the worker's reply: `samples` (timing.policy.Samples), `device`, `measure_wall_s` and, with `lock`,
     `device_lock` (the worker's device lock, held around the request). `lock=False` is for a caller that holds
     that lock already (`held_locks`) and records it itself. Raises TimedCallsWrong (and marks the branch
-    incorrect) when the checked calls among the timed ones are wrong; `check=False` makes no checked calls (an A/B
-    round between checked ones: each moves every buffer through the worker's pipe and is compared on the host).
+    incorrect) when the checked calls among the timed ones are wrong (`plan`: which ones; default: the branch's own
+    timing's plan at these dims).
     """
     worker = variant.worker
     assert worker is not None
     spec = spec or bind_spec(variant)
+    plan = plan or plan_for(policy, spec, "timing")
     budget = timeout_s + policy.max_time_s + 10 * policy.warmup_s
-    exchange = exchange_for(variant)
+    sent = handed(variant, spec, spec_inputs(variant, spec))
 
     def time_request() -> tuple[dict[str, Any], float]:
         asked = time.perf_counter()
-        answer: dict[str, Any] = receive(worker.request("time", timeout_s=budget, spec=spec, policy=policy,
-                                                        check_calls=check, exchange=exchange))
+        answer: dict[str, Any] = worker.request("time", timeout_s=budget, spec=sent, policy=policy, plan=plan)
         return answer, time.perf_counter() - asked
 
     if lock:
@@ -123,7 +151,7 @@ def measure(variant: Variant, policy: TimingPolicy, timeout_s: float, spec: Bind
     else:
         reply, round_trip_s = time_request()
     comparing, computed = time.perf_counter(), reference_seconds()
-    reply["timed_calls_checked"] = check_timed_calls(variant, spec, reply)
+    reply["timed_calls_checked"] = check_timed_calls(variant, spec, plan, reply)
     reject_work_left_running(variant, reply["samples"].extra)  # device timing: work left on another stream
     reply["phases_s"] = request_phases(reply, round_trip_s, time.perf_counter() - comparing,
                                        reference_seconds() - computed)
@@ -163,29 +191,69 @@ def held_locks(*variants: Variant) -> Iterator[LockHold]:
         yield holds[variants[0].worker.lock.name]
 
 
-def check_timed_calls(variant: Variant, spec: BindSpec, reply: dict[str, Any]) -> int | str:
-    """Compare the outputs of the checked calls among the timed ones with the reference; mark and raise if wrong.
+def check_timed_calls(variant: Variant, spec: BindSpec, plan: CheckPlan, reply: dict[str, Any]) -> int:
+    """Compare the outputs of the checked calls of a timing request with the reference; mark and raise if wrong.
 
-    Returns how many calls were checked, or why none were (a binding that cannot fill its outputs with junk:
-    degraded, and the record says so through `timing.timed_calls_checked`).
+    This process computes each call's inputs itself (from `spec` and `plan`), and requires every call the plan asked
+    for: a worker that leaves one out is wrong as surely as one whose outputs are. Returns how many were compared.
     """
     assert variant.reference is not None
-    checks: list[dict[str, Any]] = reply.get("checks", [])
-    if reply.get("checks_skipped"):
-        return str(reply["checks_skipped"])
+    checks: list[dict[str, Any]] = list(reply.get("checks") or [])
     for check in checks:
-        wrong = _describe_wrong(variant, spec, check["snapshot"])
+        wrong = _describe_wrong(variant, spec, plan, check)
         if wrong:
-            message = (f"{variant.label}: wrong outputs on {check['call']}, although its correctness calls "
-                       f"passed (dims={json.dumps(dict(spec.dims))} seed={spec.seed}). {check.get('setup', '')} "
-                       f"Compute the full result from the inputs on every call.{_size_note(variant, spec)}\n"
-                       + "\n".join(wrong))
-            variant.record.error = {"kind": "timed calls wrong", "message": message, "call": check["call"],
-                                    "dims": dict(spec.dims)}
-            variant.record.correct = False
-            variant.failed_correctness = True
-            raise TimedCallsWrong(message)
+            _timed_calls_wrong(variant, spec, str(check.get("call")), str(check.get("setup", "")), wrong)
+    missing = _missing_calls(variant, plan, reply, [tuple(check.get("inputs") or ()) for check in checks])
+    if missing:
+        _timed_calls_wrong(variant, spec, missing[0], "", [
+            f"  the worker's reply left out the checked call{'s' if len(missing) > 1 else ''} {', '.join(missing)}: "
+            "the calls a timing request names are all compared, so a reply without one is not believed"])
     return len(checks)
+
+
+def _timed_calls_wrong(variant: Variant, spec: BindSpec, call: str, setup: str, wrong: list[str]) -> None:
+    message = (f"{variant.label}: wrong outputs on {call}, although its correctness calls "
+               f"passed (dims={json.dumps(dict(spec.dims))}). {setup} "
+               f"Compute the full result from the inputs on every call.{_size_note(variant, spec)}\n"
+               + "\n".join(wrong))
+    variant.record.error = {"kind": "timed calls wrong", "message": message, "call": call, "dims": dict(spec.dims)}
+    variant.record.correct = False
+    variant.failed_correctness = True
+    raise TimedCallsWrong(message)
+
+
+def _missing_calls(variant: Variant, plan: CheckPlan, reply: dict[str, Any], found: list[tuple[Any, ...]]) -> list[str]:
+    """The checked calls the plan asked for that the reply does not hold. The announced ones when asked for; unannounced
+    timed calls where the toolchain prepares its timed calls (`Toolchain.checks_timed_calls`) and the call was
+    reached (`timed_calls`; the first one always is)."""
+    wanted: list[tuple[Any, ...]] = [("start",), ("set", 0)] if plan.announced else []
+    if variant.params and plan.announced:
+        wanted.append(("new",))
+    if getattr(variant.toolchain, "checks_timed_calls", False):
+        made = int(reply.get("timed_calls") or 0)
+        numbers = range(made) if plan.every_call else [n for n in plan.checked if n < max(made, plan.checked[0] + 1)]
+        wanted += [("timed", number) for number in numbers]
+    return [" ".join(str(part) for part in want) for want in wanted if want not in found]
+
+
+def _check_inputs(variant: Variant, spec: BindSpec, plan: CheckPlan, which: tuple[Any, ...],
+                  start: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The inputs of one checked call of a timing request, computed here from `spec`, `plan` and the starting
+    inputs `start`."""
+    kind = which[0] if which else None
+    if kind == "start" or (kind == "set" and int(which[1]) == 0):
+        return start
+    if kind == "set" and variant.params:
+        other = replace(spec, seed=spec.seed + int(which[1]), provided={})
+        return spec_inputs(variant, other)
+    if kind == "new" and variant.params:
+        key = ("new inputs", tuple(sorted(spec.dims.items())), spec.seed, plan.new_inputs_seed)
+        return held_inputs().get(key, lambda: redrawn_inputs(variant.params, spec, plan.new_inputs_seed))
+    if kind == "timed":
+        offsets = roll_offsets({name: array.size for name, array in start.items()}, plan.seed, int(which[1]))
+        return {name: rolled(array, offsets[name]) for name, array in start.items()}
+    raise TimedCallsWrong(f"{variant.label}: the worker's reply names a checked call on inputs {which!r}, which no "
+                          "timing request asks for: the reply is not believed")
 
 
 def _size_note(variant: Variant, spec: BindSpec) -> str:
@@ -197,9 +265,19 @@ def _size_note(variant: Variant, spec: BindSpec) -> str:
             f"them with its correctness test and --dcuopt-dims='{json.dumps(dict(spec.dims))}'.")
 
 
-def _describe_wrong(variant: Variant, spec: BindSpec, snapshot: Snapshot) -> list[str]:
-    """The kernel's problems and output mismatches of one snapshot ([] when it matches the reference), with the
-    same tolerances as the correctness stage (declared at these dims, reduction bounds included)."""
+def _describe_wrong(variant: Variant, spec: BindSpec, plan: CheckPlan, check: dict[str, Any]) -> list[str]:
+    """The kernel's problems and output mismatches of one checked call ([] when it matches the reference on the
+    inputs this process computed for it), with the same tolerances as the correctness stage (declared at these dims,
+    reduction bounds included)."""
+    snapshot: Snapshot = check["snapshot"]
+    which = tuple(check.get("inputs") or ())
+    if variant.params:
+        snapshot = with_inputs(variant, snapshot, spec, _check_inputs(variant, spec, plan, which,
+                                                                      spec_inputs(variant, spec)))
+    elif snapshot.layout:  # a binding that lays out its own buffers: its inputs drawn here from the layout
+        snapshot = with_inputs(variant, snapshot, spec, {})
+        start = layout_inputs(variant, snapshot.layout, spec)
+        snapshot.inputs.update(_check_inputs(variant, spec, plan, which, start))
     lines = [f"  kernel {problem}" for problem in snapshot.problems]
     lines += [m.describe() for m in output_mismatches(variant, snapshot, spec.dims, dict(spec.shapes))]
     return lines
@@ -251,10 +329,11 @@ def run_benchmark(variant: Variant, benchmark: Any, clock: SampleClock, policy: 
 
 
 def _measure_or_fail(variant: Variant, policy: TimingPolicy, timeout_s: float,
-                     spec: BindSpec | None = None, *, lock: bool = True, check: bool = True) -> dict[str, Any]:
+                     spec: BindSpec | None = None, *, lock: bool = True,
+                     plan: CheckPlan | None = None) -> dict[str, Any]:
     """`measure`, failing the running test with the reason (no traceback) when the timed calls were wrong."""
     try:
-        return measure(variant, policy, timeout_s, spec, lock=lock, check=check)
+        return measure(variant, policy, timeout_s, spec, lock=lock, plan=plan)
     except TimedCallsWrong as exc:
         reason = str(exc)
         if isinstance(exc, TimingRefused):  # refuted by what the pytest process measured (timing/bounds.py)
@@ -279,13 +358,15 @@ def interleave_with_baseline(variant: Variant, baseline: Variant | None, rounds:
     # `measure` inside must not take the lock again (lock=False).
     with held_locks(variant, baseline) as hold:
         for index in range(rounds):
-            last = index == rounds - 1  # the rounds in between only time: their calls are checked at the end
+            # Every round is prepared like any timing and its timed calls chosen at random are checked; the last round
+            # makes the announced calls too. The two sides of a round share its plan.
+            plan = plan_for(short, my_spec, "A/B round", index, announced=index == rounds - 1)
             try:
-                theirs += measure(baseline, short, timeout_s, base_spec, lock=False, check=last)["samples"].seconds
+                theirs += measure(baseline, short, timeout_s, base_spec, lock=False, plan=plan)["samples"].seconds
             except TimedCallsWrong:  # recorded on the baseline: no A/B against a wrong baseline
                 return None
             # A wrong branch gets correct=False in its record: never ranked, whatever it measured before.
-            mine += _measure_or_fail(variant, short, timeout_s, my_spec, lock=False, check=last)["samples"].seconds
+            mine += _measure_or_fail(variant, short, timeout_s, my_spec, lock=False, plan=plan)["samples"].seconds
     a, b = summarize(theirs), summarize(mine)
     interleaved = {"rounds": rounds, "baseline_median_ms": a.median_ms, "baseline_ci95_ms": list(a.ci95_ms),
                    "median_ms": b.median_ms, "ci95_ms": list(b.ci95_ms), "speedup": a.median_ms / b.median_ms,

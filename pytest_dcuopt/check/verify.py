@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from ..case.buffers import decode, is_float
+from ..case.buffers import decode, is_float, numel, storage_dtype
 from ..case.reference import (
     DEFAULT_INPUT_SET,
     REDUCTION_BOUND_FACTOR,
@@ -42,14 +42,14 @@ from ..errors import CaseError, DcuOptError, KernelCrashed, KernelTimeout, Timed
 from ..options import INPUT_SET_OPTION
 from ..run.devices import shared_use
 from ..timing.bracket import WORK_LEFT_RUNNING
-from ..toolchains.binding import Snapshot, draw_key
+from ..toolchains.binding import BindSpec, Snapshot, draw_inputs, draw_key, draw_layout, is_input
 from ..toolchains.exchange import (
-    Exchange,
-    VerifiedCalls,
+    ComparedOutputs,
     buffer_digest,
-    receive,
-    shared_drawn_inputs,
-    shared_input_store,
+    draw_seed,
+    held_inputs,
+    outputs_digest,
+    run_seed,
 )
 from ..variant import Variant
 from . import reference_device
@@ -140,7 +140,7 @@ def check_default_once(variant: Variant, nodeid: str, dims: Mapping[str, Any] | 
     dims = variant.case.dims if dims is None else dims
     try:
         checked_call(variant, dims, 0, nodeid)
-        found = None
+        found = new_inputs_failure(variant, dims, nodeid)
     except (AssertionError, DcuOptError) as exc:
         found = Found(with_notes(exc), variant.last_failure)
     except Exception as exc:  # an unforeseen error is no pass
@@ -190,7 +190,7 @@ def mark_incorrect(variant: Variant, found: Found, nodeid: str, stage: str) -> N
 def failure_record(variant: Variant, found: Found, nodeid: str) -> dict[str, Any]:
     if found.details is None:  # the failure came from no kernel call (e.g. Hypothesis itself)
         dims = dict(variant.case.dims)
-        return {"dims": dims, "seed": 0, "message": found.message, "reproduce": reproduce_command(nodeid, dims, 0)}
+        return {"dims": dims, "seed": 0, "message": found.message, "reproduce": reproduce_of(nodeid, dims, 0)}
     return dict(found.details)
 
 
@@ -263,14 +263,33 @@ def stability_failure(variant: Variant, nodeid: str) -> Found | None:
     variant.last_failure = None
     wrong, done, first = repeat_identical(variant, dims, 0, nodeid, STABILITY_CALLS)
     if first is None:
-        return None
+        return new_inputs_failure(variant, dims, nodeid)
     details = dict(variant.last_failure or {"dims": dims, "seed": 0, "message": first,
-                                            "reproduce": reproduce_command(nodeid, dims, 0)})
+                                            "reproduce": reproduce_of(nodeid, dims, 0)})
     prefix = (f"nondeterministic: right on the first call at the default dims, then wrong on {wrong} of {done} "
               f"identical calls (same dims, seed and inputs){NONDETERMINISM_CAUSES}")
     details.update(message=f"{prefix}\n{details['message']}", nondeterministic=True,
                    identical_calls={"calls": done, "wrong": wrong})
     return Found(f"{prefix}\n{first}", details)
+
+
+NEW_INPUTS_SEED = 1
+STALE_RESULT = ("wrong on a call with new inputs in the same buffers (the same dims, another seed), right after right "
+                "calls on them: a kernel that keeps a result per buffer and size, or skips work when it thinks nothing "
+                "changed, hands back a stale result. Compute the full result from the inputs on every call.")
+
+
+def new_inputs_failure(variant: Variant, dims: Mapping[str, Any], nodeid: str) -> Found | None:
+    """One more call at `dims` with another seed, after right calls there: the worker writes the new inputs into the
+    buffers those calls used (run/worker.py binds once per dims), so a result kept per buffer and size is wrong."""
+    try:
+        checked_call(variant, dims, NEW_INPUTS_SEED, nodeid)
+    except (AssertionError, DcuOptError) as exc:
+        details = dict(variant.last_failure or {"dims": dict(dims), "seed": NEW_INPUTS_SEED, "message": str(exc),
+                                                "reproduce": reproduce_of(nodeid, dims, NEW_INPUTS_SEED)})
+        details["message"] = f"{STALE_RESULT}\n{details['message']}"
+        return Found(f"{STALE_RESULT}\n{with_notes(exc)}", details)
+    return None
 
 
 NONDETERMINISM_CAUSES = (": a race, an uninitialised read or state kept between calls (e.g. a static counter). "
@@ -364,23 +383,17 @@ def _checked_call(variant: Variant, dims: Mapping[str, Any], seed: int, nodeid: 
                   input_set: str | None = None) -> None:
     assert variant.worker is not None and variant.reference is not None
     variant.examples += 1
-    reproduce = reproduce or reproduce_command(nodeid, dims, seed)
+    reproduce = reproduce or reproduce_of(nodeid, dims, seed)
     try:
         check_relations(variant.reference, dims, "dims")  # hand-picked or replayed dims (draws always satisfy them)
-        spec = variant.bind_spec(dims, seed, input_set)
+        spec = variant.bind_spec(dims, draw_seed(seed), input_set)
     except CaseError as exc:  # broken relations, a derived shape or domain that does not exist at these dims
         variant.last_failure = {"dims": dict(dims), "seed": seed, "message": str(exc), "reproduce": reproduce}
         variant.record.error = {"kind": "case error", "message": str(exc)}
         raise
     shapes = spec.shapes
-    key = draw_key(variant.params, spec) if variant.params else None
-    if key is not None and key not in variant.bound:  # the worker holds no binding of these dims and seed yet
-        variant.bound.add(key)
-        spec = replace(spec, provided=shared_drawn_inputs().arrays(key, shared_input_store()))
     try:
-        snapshot: Snapshot = receive(variant.worker.request("run", spec=spec, exchange=exchange_for(variant)))
-        if key is not None:
-            shared_drawn_inputs().note(key, snapshot.input_digests)
+        snapshot = run_call(variant, spec)
     except (KernelCrashed, KernelTimeout, WorkerError) as exc:
         message = f"{exc}\ndims={dict(dims)} seed={seed}"
         variant.last_failure = {"dims": dict(dims), "seed": seed, "message": message, "reproduce": reproduce}
@@ -407,6 +420,119 @@ def _checked_call(variant: Variant, dims: Mapping[str, Any], seed: int, nodeid: 
         raise AssertionError(message)
 
 
+def reproduce_of(nodeid: str, dims: Mapping[str, Any], seed: int) -> str:
+    """The command that re-runs one example: its dims and seed, and this run's seed (the inputs depend on both)."""
+    return reproduce_command(nodeid, dims, seed, extra=(f"{RUN_SEED_OPTION}={run_seed()}",))
+
+
+RUN_SEED_OPTION = "--dcuopt-run-seed"
+
+
+def run_call(variant: Variant, spec: BindSpec) -> Snapshot:
+    """One call in the branch's worker on the inputs of `spec`, which this process computes itself and hands to the
+    worker unless it holds them already; the snapshot comes back with those inputs in place of anything the worker
+    said about them."""
+    assert variant.worker is not None
+    inputs = spec_inputs(variant, spec)
+    snapshot: Snapshot = variant.worker.request("run", spec=handed(variant, spec, inputs))
+    return with_inputs(variant, snapshot, spec, inputs)
+
+
+def handed(variant: Variant, spec: BindSpec, inputs: Mapping[str, np.ndarray]) -> BindSpec:
+    """`spec` with `inputs` to hand to the worker, unless its buffers at these dims were last given these inputs
+    (`variant.bound`: the last draw key asked per dims). Only saves work: the worker's buffers are never trusted."""
+    key = draw_key(variant.params, spec) if variant.params else None
+    if key is None or key in variant.bound:
+        return spec
+    variant.bound.difference_update({bound for bound in variant.bound if bound[1] == key[1]})
+    variant.bound.add(key)
+    return replace(spec, provided=inputs)
+
+
+def spec_inputs(variant: Variant, spec: BindSpec) -> dict[str, np.ndarray]:
+    """The starting values of every input of a call of `spec`, as this process draws them (kept: every branch at
+    these dims and seed shares them); {} for a toolchain without a C signature (its binding makes its own)."""
+    if not variant.params:
+        return {}
+    return held_inputs().get(draw_key(variant.params, spec), lambda: draw_inputs(variant.params, spec))
+
+
+def with_inputs(variant: Variant, snapshot: Snapshot, spec: BindSpec, inputs: Mapping[str, np.ndarray]) -> Snapshot:
+    """`snapshot` with the inputs this process holds for the call (pointer inputs from `inputs`, scalars from the
+    dims; whatever the worker sent under those names is dropped), and every output it expects checked to be there in
+    its storage type and size: a missing or misshapen one is a problem of the call, never a pass. A toolchain without
+    a C signature gets its inputs from `layout_inputs`."""
+    if not variant.params:
+        return with_layout_inputs(variant, snapshot, spec)
+    held = held_inputs()
+    sent = snapshot.outputs
+    snapshot.inputs, snapshot.input_digests, snapshot.outputs = {}, {}, {}
+    for param in variant.params:
+        snapshot.dtypes[param.name] = param.dtype
+        if not param.pointer:
+            if param.name in spec.dims:
+                snapshot.inputs[param.name] = np.asarray(spec.dims[param.name])
+            continue
+        if is_input(param, spec):
+            snapshot.inputs[param.name] = inputs[param.name]
+            snapshot.input_digests[param.name] = held.digest(param.name, param.dtype, inputs[param.name])
+        if param.const:
+            continue
+        problem = _output_problem(param.name, sent.get(param.name), storage_dtype(param.dtype),
+                                  numel(spec.shapes[param.name]))
+        if problem is not None:
+            snapshot.problems.append(problem)
+            snapshot.incomplete = True
+        else:
+            snapshot.outputs[param.name] = sent[param.name]
+    return snapshot
+
+
+def _output_problem(name: str, array: Any, dtype: np.dtype[Any], count: int) -> str | None:
+    if not isinstance(array, np.ndarray):
+        return f"sent no output {name!r} back (the worker's reply is not believed: every output is compared)"
+    if array.dtype != dtype or array.size != count:
+        return (f"sent output {name!r} as {array.size} elements of {array.dtype}, not the {count} elements of {dtype} "
+                "it has")
+    return None
+
+
+def with_layout_inputs(variant: Variant, snapshot: Snapshot, spec: BindSpec) -> Snapshot:
+    """For a binding that lays out its own buffers (the python toolchain's setup()): the inputs drawn here from the
+    layout the worker reported (`Snapshot.layout`) and the seed this process chose; scalars named in the dims from the
+    dims. The values the worker drew are dropped: a kernel that changed them only makes its outputs wrong."""
+    for name, value in layout_inputs(variant, snapshot.layout, spec).items():
+        snapshot.inputs[name] = value
+    for name in list(snapshot.inputs):
+        if name in spec.dims:
+            snapshot.inputs[name] = np.asarray(spec.dims[name])
+    absent = [name for name in _reference_parameters(variant)
+              if name not in snapshot.inputs and name not in snapshot.outputs and name not in spec.dims]
+    if absent or not snapshot.outputs:
+        snapshot.incomplete = True
+        snapshot.problems.append(f"sent back no value for {absent or 'any output'} (the reference takes "
+                                 f"{_reference_parameters(variant)}): the worker's reply is not believed, every "
+                                 "parameter of the reference is an input drawn here or an output compared here")
+    return snapshot
+
+
+def _reference_parameters(variant: Variant) -> list[str]:
+    import inspect
+
+    assert variant.reference is not None
+    return [p.name for p in inspect.signature(variant.reference.function).parameters.values()
+            if p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)]
+
+
+def layout_inputs(variant: Variant, layout: Mapping[str, tuple[str, tuple[int, ...]]],
+                  spec: BindSpec) -> dict[str, np.ndarray]:
+    """The inputs of a laid-out binding, drawn here (`binding.draw_layout`), kept like every input this process
+    draws."""
+    key = ("layout", tuple(sorted((name, dtype, tuple(shape)) for name, (dtype, shape) in layout.items())),
+           spec.seed, tuple(sorted(spec.domains.items())))
+    return held_inputs().get(key, lambda: draw_layout(layout, spec.seed, spec.domains))
+
+
 def reject_work_left_running(variant: Variant, extra: Mapping[str, Any]) -> None:
     """A device timing whose calls left work running after their end event (`timing.bracket`): its samples time the
     launch, not the work. The branch is marked (never ranked, never champion) and TimedCallsWrong is raised."""
@@ -430,8 +556,15 @@ def output_mismatches(variant: Variant, snapshot: Snapshot, dims: Mapping[str, A
     """Every output of one call compared with the reference at `dims`: the declared tolerances evaluated at these
     dims, and for a declared float reduction its error bound (see `reduction_allowance`)."""
     assert variant.reference is not None
-    if snapshot.verified:  # bit-identical to a call of this case already compared: nothing new to compare
+    if snapshot.incomplete:  # its problems fail the call: there is nothing whole to compare
         return []
+    cache = shared_reference_cache()
+    compared = None
+    if cache.max_bytes > 0 and not snapshot.problems:
+        compared = (case_key(variant), inputs_key(variant, snapshot, dims, shapes),
+                    outputs_digest(snapshot.outputs, snapshot.dtypes))
+        if cache.compared.seen(*compared):  # these bytes, from these inputs, already matched
+            return []
     expected = reference_outputs(variant, snapshot, dims, shapes)
     declared_atol, declared_rtol = variant.reference.tolerances_at(dims)
     magnitudes: dict[str, np.ndarray] | None = None
@@ -458,19 +591,15 @@ def output_mismatches(variant: Variant, snapshot: Snapshot, dims: Mapping[str, A
             never_written_under_nan(name, kernel_out, expected[name], dtype, shape, atol, rtol)
         if mismatch is not None:
             found.append(mismatch)
-    cache = shared_reference_cache()
-    if not found and not snapshot.problems and snapshot.token is not None and cache.max_bytes > 0:
-        cache.verified.add(case_key(variant), snapshot.token)
+    if not found and compared is not None:
+        cache.compared.add(*compared)
     return found
 
 
-def exchange_for(variant: Variant) -> Exchange:
-    """What the worker of `variant` may leave out of its snapshots (toolchains/exchange.py): the inputs this process
-    holds, and the case's verified calls (none with the reference cache off: then every call is compared)."""
-    cache = shared_reference_cache()
-    caching = cache.max_bytes > 0
-    verified = cache.verified.tokens(case_key(variant)) if caching else frozenset()
-    return Exchange(shared_input_store().known(), verified, once_per_reply=caching)
+def inputs_key(variant: Variant, snapshot: Snapshot, dims: Mapping[str, Any],
+               shapes: Mapping[str, tuple[int, ...]]) -> str:
+    """The inputs of a call, for `ComparedOutputs`: the reference's key without the case (kept per case)."""
+    return hashlib.sha256(repr(reference_key(variant, snapshot, dims, shapes, False)[2:]).encode()).hexdigest()[:32]
 
 
 def case_key(variant: Variant) -> str:
@@ -793,7 +922,7 @@ def reference_key(variant: Variant, snapshot: Snapshot, dims: Mapping[str, Any],
     assert variant.reference is not None
     digest = hashlib.blake2b(digest_size=16)
     for name in sorted(snapshot.inputs):
-        # the worker's digest of a buffer when it sent one (the same function: equal keys either way)
+        # the digest this process computed for an input it holds (the same function: equal keys either way)
         named = snapshot.input_digests.get(name) or buffer_digest(name, snapshot.dtypes[name], snapshot.inputs[name])
         digest.update(f"{name}={named};".encode())
     path = variant.reference.path
@@ -843,8 +972,8 @@ class ReferenceCache:
         self._uses = 0
         self._lock = threading.Lock()
         self.hits = self.misses = 0
-        # Calls whose outputs matched (toolchains/exchange.py): a bit-identical call is not compared again.
-        self.verified = VerifiedCalls()
+        # Calls whose outputs matched (toolchains/exchange.py): bit-identical outputs are not compared again.
+        self.compared = ComparedOutputs()
 
     @property
     def nbytes(self) -> int:

@@ -6,6 +6,7 @@ the type checker agree on them.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 if TYPE_CHECKING:
@@ -15,7 +16,27 @@ if TYPE_CHECKING:
     from ..timing.policy import Samples, TimingPolicy
     from ..toolchains.base import Artifact
     from ..toolchains.binding import BindSpec, Snapshot
-    from ..toolchains.exchange import Exchange
+
+
+@dataclass(frozen=True)
+class CheckPlan:
+    """Which calls of a `time` request come back as snapshots, and how the calls are prepared; chosen by the pytest
+    process from the run's secret seed, so nothing before the request says which calls are checked.
+
+    Every call of the request is prepared the same way: before each one (warm-up included) every input is rotated
+    in its buffer by offsets drawn from `seed` and the call's number (`binding.roll_offsets`), so no two calls see the
+    same inputs. The calls numbered in `checked` (counted from the first warm-up call), or all of them with
+    `every_call`, are snapshotted after they return, outside the timed window. Around the timed calls come the
+    announced checked calls: one before (junk in the outputs), one on new inputs drawn with `new_inputs_seed` right
+    after, and one per input set after that (junk again).
+    """
+
+    seed: int
+    new_inputs_seed: int
+    checked: tuple[int, ...] = ()
+    every_call: bool = False
+    # The announced calls too (an A/B round between two checked ones leaves them out: the preparation is the same)
+    announced: bool = True
 
 
 class LoadRequest(TypedDict):
@@ -30,7 +51,6 @@ class LoadRequest(TypedDict):
 class RunRequest(TypedDict):
     op: Literal["run"]
     spec: BindSpec
-    exchange: NotRequired[Exchange]  # what the snapshot may leave out (toolchains/exchange.py)
 
 
 class TimeRequest(TypedDict):
@@ -38,8 +58,7 @@ class TimeRequest(TypedDict):
     spec: BindSpec
     policy: TimingPolicy
     calibration: NotRequired[dict[str, Any] | None]  # the device's calibration measured by an earlier worker
-    check_calls: NotRequired[bool]  # make the checked calls around the timed ones (default True)
-    exchange: NotRequired[Exchange]  # what the checked calls' snapshots may leave out (toolchains/exchange.py)
+    plan: CheckPlan  # which calls come back to be checked (the pytest process compares them)
 
 
 class BatchRequest(TypedDict):
@@ -55,6 +74,10 @@ class LoadResult(TypedDict):
 
 class CheckedCall(TypedDict):
     call: str  # which call it was, e.g. "the call before the first timed call"
+    # Which inputs it ran on, for the pytest process to compute them itself: ("start",) the starting values,
+    # ("timed", n) timed call n's rotation of them, ("new",) the new inputs, ("set", i) input set i's starting values.
+    # A snapshot filed under the wrong inputs compares against the wrong reference: it can only fail.
+    inputs: tuple[Any, ...]
     snapshot: Snapshot
     setup: NotRequired[str]  # what its buffers held before it, as the failure message says it
 
@@ -64,7 +87,8 @@ class TimeResult(TypedDict):
     device: dict[str, Any]
     measure_wall_s: float
     checks: list[CheckedCall]
-    checks_skipped: str | None  # why the timed calls were not checked (None: they were)
+    timed_calls: int  # calls the runtime made (warm-up included): unannounced checks numbered past it were not reached
+    sets: int  # input sets the calls rotated over (device runtimes with side figures: more than 1)
     worker_wall_s: float
     worker_phases_s: NotRequired[dict[str, float]]  # bind (buffers, reset), checked_calls (with their snapshots)
     calibration: NotRequired[dict[str, Any] | None]  # what this worker measured, for the next one on the device

@@ -34,12 +34,21 @@ from typing import IO, TYPE_CHECKING, Any, cast
 from ..timing.calibration import CalibratedRuntime
 from .containment import contain_worker
 from .processes import end_subtree, set_child_subreaper, set_parent_death_signal, watch_parent
-from .protocol import BatchRequest, CheckedCall, LoadRequest, LoadResult, Reply, RunRequest, TimeRequest, TimeResult
+from .protocol import (
+    BatchRequest,
+    CheckedCall,
+    CheckPlan,
+    LoadRequest,
+    LoadResult,
+    Reply,
+    RunRequest,
+    TimeRequest,
+    TimeResult,
+)
 
 if TYPE_CHECKING:
     from ..toolchains.base import Binding, LoadedKernel, Runtime
     from ..toolchains.binding import BindSpec, Snapshot
-    from ..toolchains.exchange import Exchange
 
 # A frame: a magic tag, a header (the pickle's length, the number of out-of-band buffers), each buffer's length, the
 # pickle (protocol 5), then each buffer's raw bytes. Contiguous arrays travel out of band: written from their own
@@ -160,6 +169,7 @@ class WorkerState:
         self.kernel: LoadedKernel | None = None
         self.runtime: Runtime | None = None
         self.bindings: dict[tuple[Any, ...], Binding] = {}
+        self.seeds: dict[tuple[Any, ...], int] = {}  # the seed each binding's inputs were last set from
 
     def load(self, request: LoadRequest) -> LoadResult:
         from ..toolchains import make_toolchain
@@ -170,10 +180,19 @@ class WorkerState:
         return {"pid": os.getpid(), "device": {**self.runtime.describe(), "containment": self.containment}}
 
     def binding(self, spec: BindSpec) -> Binding:
+        """The buffers at `spec.dims`: bound once per dims; another seed at the same dims writes its inputs into the
+        same buffers (a kernel that keeps results per pointer and size sees new inputs on the same pointers)."""
         assert self.kernel is not None and self.runtime is not None, "the kernel is loaded first"
-        key = (tuple(sorted(spec.dims.items())), spec.seed, tuple(sorted(spec.domains.items())))  # domains: input sets
+        key = (tuple(sorted(spec.dims.items())), tuple(sorted(spec.domains.items())))  # domains: input sets
         if key in self.bindings:
-            self.bindings[key] = self.bindings.pop(key)  # the most recently used last
+            self.bindings[key] = found = self.bindings.pop(key)  # the most recently used last
+            if self.seeds.get(key) != spec.seed:
+                rebind = getattr(found, "rebind", None)
+                if callable(rebind):
+                    rebind(spec)
+                else:
+                    self.bindings[key] = self.kernel.bind(spec, self.runtime)
+                self.seeds[key] = spec.seed
             return self.bindings[key]
         # Two sets of buffers stay alive: the default dims' (costly to draw at real sizes) survive the small
         # correctness examples in between. Sizes may be large: when binding fails, it is tried once more alone.
@@ -186,6 +205,7 @@ class WorkerState:
                 raise
             self.bindings.clear()
             self.bindings[key] = self.kernel.bind(spec, self.runtime)
+        self.seeds[key] = spec.seed
         return self.bindings[key]
 
     def _evicted(self) -> tuple[Any, ...]:
@@ -198,7 +218,7 @@ class WorkerState:
         binding = self.binding(request["spec"])
         binding.reset()
         binding.launch()
-        return snapshot_of(binding, request.get("exchange"))
+        return binding.snapshot()
 
     def batch(self, request: BatchRequest) -> dict[str, int]:
         """Back-to-back calls on the bound buffers, read with the clock like timed calls; the pytest process times
@@ -214,20 +234,19 @@ class WorkerState:
         return {"calls": int(request["calls"])}
 
     def time(self, request: TimeRequest) -> TimeResult:
-        """Time the kernel; calls just before the first and just after the last timed call are checked.
+        """Time the kernel; hand back the outputs of the calls the request's plan names (`protocol.CheckPlan`).
 
-        Those check calls run on the timed buffers, in the same sequence: before the first and after the last
-        (per input set) with the outputs holding finite junk instead of the NaN poison, and right after the last
-        on new input values in the same buffers with the outputs as the timed calls left them (`new_inputs_call`).
-        To the kernel they look like any timed call. A kernel that skips work when the output is already filled,
-        hands back a result kept from an earlier call, or changes what it does after many calls, returns wrong
-        outputs there; the pytest side compares them with the reference (bench/run.py). The check calls are not
-        part of the samples.
+        Every call is prepared the same way: the outputs hold finite junk before the first call (not the NaN
+        poison), and before each call every input is rotated in its buffer (`TimedCalls`), so a result kept from an
+        earlier call is wrong for the next one. Calls the plan numbers are snapshotted after they return, outside
+        the timed window; around the timed calls come the announced checked calls (before the first, on new input
+        values right after the last, after the last per input set). The pytest process computes the inputs of every
+        one itself and compares the outputs with the reference (bench/run.py).
         """
         started = time.perf_counter()
         binding = self.binding(request["spec"])
         assert self.kernel is not None and self.runtime is not None
-        binding.reset()
+        plan = request["plan"]
         ready = time.perf_counter()
         # The `calibration` key is not in protocol.TimeRequest yet: read it untyped (None from the first worker).
         offered = cast(Mapping[str, Any], request).get("calibration")
@@ -241,88 +260,106 @@ class WorkerState:
         others = [self.kernel.bind(replace(spec, seed=spec.seed + index, provided={}), self.runtime)
                   for index in range(1, sets)]
         checks: list[CheckedCall] = []
-        unchecked = _why_unchecked(binding) if request.get("check_calls", True) else NOT_ASKED
-        exchange = request.get("exchange")
-        if unchecked is None:
-            checks.append(_checked_call(binding, "the call before the first timed call", spec.seed, exchange))
+        if plan.announced:
+            checks.append(_checked_call(binding, "the call before the first timed call", ("start",), plan.seed))
+        else:  # prepared as for that call: starting inputs, junk in the outputs
+            getattr(binding, "reset_inputs", binding.reset)()
+            scramble = getattr(binding, "scramble_outputs", None)
+            if callable(scramble):
+                scramble(plan.seed)
+        timed = TimedCalls(binding, plan)
         measured = time.perf_counter()
-        samples = self.runtime.measure_sets([binding.launch, *(other.launch for other in others)], policy, working_set)
+        samples = self.runtime.measure_sets([timed, *(other.launch for other in others)], policy, working_set)
         measure_wall_s = time.perf_counter() - measured
         checking = time.perf_counter()
-        if unchecked is None:
-            checks += new_inputs_call(binding, spec.seed, _extended(exchange, checks))
+        checks += timed.checks
+        if plan.announced:
+            checks += new_inputs_call(binding, plan.new_inputs_seed)
             for index, bound in enumerate([binding, *others]):
                 checks.append(_checked_call(bound, f"the call after the last timed call (input set {index})",
-                                            spec.seed + index + 1, _extended(exchange, checks)))
+                                            ("set", index), plan.seed + index + 1))
         del others
         ended = time.perf_counter()
         # Where the worker's time went besides the samples (the record's `timing.harness_phases_s`).
         phases = {"bind": ready - started, "checked_calls": (measured - ready) + (ended - checking)}
         result: TimeResult = {"samples": samples, "device": self.runtime.describe(), "measure_wall_s": measure_wall_s,
-                              "checks": checks, "checks_skipped": unchecked, "worker_wall_s": ended - started,
-                              "worker_phases_s": phases}
+                              "checks": checks, "timed_calls": timed.calls, "sets": sets,
+                              "worker_wall_s": ended - started, "worker_phases_s": phases}
         # For the next worker on this device (run/isolation.py keeps it); not in protocol.TimeResult yet.
         cast(dict[str, Any], result)["calibration"] = (cast(CalibratedRuntime, self.runtime).calibration()
                                                        if calibrated else None)
         return result
 
 
-NOT_ASKED = ("not asked for: an interleaved A/B round between checked ones (the branch's own timing run and the last "
-             "A/B round check their calls)")
+class TimedCalls:
+    """The launch a runtime times, with what happens between two timed calls, outside the timed window: `prepare`
+    rotates every input (`binding.roll_offsets` from the plan's seed and the call's number), `finish` snapshots the
+    calls the plan names. A runtime that times on the host calls both around every call (timing/host.py); one that
+    does not (device event timing) times `__call__` alone: then the inputs stay put and only the announced calls
+    are checked."""
 
+    def __init__(self, binding: Any, plan: CheckPlan) -> None:
+        self.binding = binding
+        self.plan = plan
+        self.calls = 0
+        self.checks: list[CheckedCall] = []
+        sizes = getattr(binding, "input_sizes", None)
+        self._sizes: dict[str, int] | None = dict(sizes) if sizes is not None and callable(
+            getattr(binding, "prepare_call", None)) else None
+        from ..toolchains.binding import roll_offsets  # numpy: not in the supervisor, which imports this module
 
-def _why_unchecked(binding: Any) -> str | None:
-    if callable(getattr(binding, "scramble_outputs", None)):
-        return None
-    return (f"{type(binding).__name__} cannot fill its outputs with junk (no scramble_outputs method): "
-            "the timed calls of this toolchain are not checked")
+        self._offsets = roll_offsets
+
+    def __call__(self) -> None:
+        self.binding.launch()
+
+    def prepare(self) -> None:
+        if self._sizes is not None:
+            self.binding.prepare_call(self._offsets(self._sizes, self.plan.seed, self.calls))
+
+    def finish(self) -> None:
+        call = self.calls
+        self.calls += 1
+        if self.plan.every_call or call in self.plan.checked:
+            self.checks.append({"call": f"timed call {call} (counted from the first warm-up call)",
+                                "inputs": ("timed", call), "snapshot": self.binding.snapshot(), "setup": TIMED})
 
 
 JUNK_OUTPUTS = ("Before that call its outputs held finite junk, as after an earlier call, not the NaN poison: a kernel "
                 "that skips work when its output already holds a value, or that changes behaviour after many calls, "
                 "fails here.")
+TIMED = ("That call was one of the timed calls, prepared like every other (each call's inputs rotated in their "
+         "buffers, the outputs holding the previous call's result), chosen at random from the run's secret seed: a "
+         "kernel that computes only when it is checked, or hands back a result kept from earlier inputs, fails here.")
 NEW_INPUTS = ("That call ran right after the timed calls, on the same buffers, with the outputs still holding the last "
               "timed call's result, but with new input values: a kernel that hands back a result kept from an "
               "earlier call (memoized on its pointers, or skipped because the output still holds what it wrote) "
               "fails here.")
 
 
-def _extended(exchange: Exchange | None, checks: list[CheckedCall]) -> Exchange | None:
-    """The exchange for the next checked call of this reply: a call the reply already holds is not sent again."""
-    if exchange is None:
-        return exchange
-    return exchange.after(check["snapshot"] for check in checks)
-
-
-def snapshot_of(binding: Any, exchange: Exchange | None) -> Snapshot:
-    """The binding's snapshot, leaving out what the pytest process holds when the binding names its buffers by
-    digest (toolchains/exchange.py; the C-ABI bindings do)."""
-    if exchange is not None and getattr(binding, "exchanges_by_digest", False):
-        return cast("Snapshot", binding.snapshot(exchange))
-    return cast("Snapshot", binding.snapshot())
-
-
-def _checked_call(binding: Any, label: str, seed: int, exchange: Exchange | None = None) -> CheckedCall:
-    """One call on pristine inputs with junk (finite, earlier-result-like) outputs; its snapshot for the check."""
+def _checked_call(binding: Any, label: str, inputs: tuple[Any, ...], seed: int) -> CheckedCall:
+    """One call on the starting inputs with junk (finite, earlier-result-like) outputs; its snapshot for the check."""
     getattr(binding, "reset_inputs", binding.reset)()  # the outputs get junk next: poisoning them first is wasted
-    binding.scramble_outputs(seed)
+    scramble = getattr(binding, "scramble_outputs", None)
+    if callable(scramble):
+        scramble(seed)
     binding.launch()
-    return {"call": label, "snapshot": snapshot_of(binding, exchange), "setup": JUNK_OUTPUTS}
+    return {"call": label, "inputs": inputs, "snapshot": binding.snapshot(), "setup": JUNK_OUTPUTS}
 
 
-def new_inputs_call(binding: Any, seed: int, exchange: Exchange | None = None) -> list[CheckedCall]:
+def new_inputs_call(binding: Any, seed: int) -> list[CheckedCall]:
     """The call after the last timed call, on new input values in the same buffers (see `redraw_inputs`); []
     for a binding that cannot redraw its inputs in place."""
     if not callable(getattr(binding, "redraw_inputs", None)):
         return []
     try:
-        binding.redraw_inputs(seed + 0x5EED)
+        binding.redraw_inputs(seed)
         binding.launch()
-        snapshot = snapshot_of(binding, exchange)
+        snapshot = binding.snapshot()
     finally:
         binding.restore_inputs()
     return [{"call": "the call after the last timed call, on new input values in the same buffers",
-             "snapshot": snapshot, "setup": NEW_INPUTS}]
+             "inputs": ("new",), "snapshot": snapshot, "setup": NEW_INPUTS}]
 
 
 def main() -> int:

@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -157,21 +158,42 @@ class CacheFlusher:
         self._buffer += 1.0
 
 
-def measure_host(launch: Callable[[], None], policy: TimingPolicy) -> Samples:
-    """Warm up by time, then time single calls with perf_counter_ns until the stopping rule holds."""
+def between_calls(launch: Any) -> tuple[Callable[[], None], Callable[[], None]]:
+    """What to do before and after each call, outside the timed window: the launch's own `prepare` and `finish` when
+    it has them (run/worker.py `TimedCalls`: new inputs before, the checked calls' snapshots after), else nothing."""
+    prepare, finish = getattr(launch, "prepare", None), getattr(launch, "finish", None)
+    if callable(prepare) and callable(finish):
+        return prepare, finish
+    return _nothing, _nothing
+
+
+def _nothing() -> None:
+    return None
+
+
+def measure_host(launch: Callable[[], None], policy: TimingPolicy,
+                 between: tuple[Callable[[], None], Callable[[], None]] | None = None) -> Samples:
+    """Warm up by time, then time single calls with perf_counter_ns until the stopping rule holds. Every call, warm-up
+    included, is bracketed alike by `between` (default: `between_calls(launch)`), untimed."""
     clock = time.perf_counter
     flush = CacheFlusher() if policy.cold else None
+    prepare, finish = between or between_calls(launch)
     warmup_calls, start = 0, clock()
     while clock() - start < policy.warmup_s or warmup_calls < 1:
+        prepare()
         launch()
+        finish()
         warmup_calls += 1
 
     def one_sample() -> float:
+        prepare()
         if flush is not None:
             flush()
         begin = time.perf_counter_ns()
         launch()
-        return (time.perf_counter_ns() - begin) * 1e-9
+        took = (time.perf_counter_ns() - begin) * 1e-9
+        finish()
+        return took
 
     seconds, reason = sample_until_stable(one_sample, clock, policy)
     extra = {"flush_bytes": flush.bytes, "flush_source": flush.source} if flush else {}

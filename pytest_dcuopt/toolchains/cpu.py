@@ -34,6 +34,7 @@ class CpuToolchain(Toolchain):
     name = "cpu"
     extensions = (".cpp", ".cc", ".cxx")
     isa_family = "x86"
+    checks_timed_calls = True  # host timing (timing/host.py) brackets every call
 
     def compiler(self) -> str | None:
         return which(os.environ.get("CXX", "g++"))

@@ -1,4 +1,5 @@
-"""`python`: torch kernels through the seed's `setup(**dims, seed)` / `run_kernel(**inputs)` contract."""
+"""`python`: torch kernels through the seed's `setup(**dims, seed)` / `run_kernel(**inputs)` contract. setup() says
+which tensors there are and which are outputs; the values of the inputs always come from the harness."""
 from __future__ import annotations
 
 import importlib.util
@@ -10,13 +11,13 @@ from typing import Any
 
 import numpy as np
 
-from ..case.buffers import GUARD_ELEMENTS, poison_value
+from ..case.buffers import GUARD_ELEMENTS, numel, poison_value
 from ..case.cabi import Param
 from ..errors import CaseError
-from ..timing.host import measure_host
+from ..timing.host import between_calls, measure_host
 from ..timing.policy import Samples, TimingPolicy
 from .base import Artifact, Availability, Capability, Runtime, Toolchain
-from .binding import BindSpec, Snapshot
+from .binding import BindSpec, Snapshot, draw_layout
 from .cache import BuildCache
 
 
@@ -26,6 +27,7 @@ class PythonToolchain(Toolchain):
     isa_family = "none"
     c_abi = False
     preload_modules = ("torch",)  # TorchRuntime
+    checks_timed_calls = True  # host timing (timing/host.py) brackets every call
 
     def availability(self) -> Availability:
         if importlib.util.find_spec("torch") is None:
@@ -119,13 +121,17 @@ def _poison(dtype: Any) -> Any:
 
 
 class PythonBinding:
-    """setup() makes the inputs; outputs are NaN-poisoned before every call and followed by a guard zone."""
+    """setup() lays out the tensors; the harness fills every input tensor with values it draws (`draw_layout`, from
+    the seed the pytest process chose), and the dims' scalars with the dims. Outputs are NaN-poisoned before every
+    checked call and followed by a guard zone. A snapshot carries the outputs and the layout, not the input values:
+    the pytest process draws those itself."""
 
     def __init__(self, module: Any, spec: BindSpec, runtime: Runtime) -> None:
         import torch
 
         self.runtime = runtime
-        made = module.setup(**dict(spec.dims), seed=spec.seed)
+        # seed=0: setup() lays out the tensors; the values come from the harness, and their seed stays with it.
+        made = module.setup(**dict(spec.dims), seed=0)
         if not isinstance(made, dict) or "inputs" not in made or "outputs" not in made:
             raise CaseError("setup() must return {'inputs': {name: tensor|value}, 'outputs': [names]}; "
                             f"it returned {type(made).__name__}")
@@ -136,6 +142,13 @@ class PythonBinding:
             raise CaseError(f"setup() lists outputs {missing} that are not in its 'inputs' dict "
                             f"({sorted(self.inputs)}); "
                             "every output must be a tensor passed to run_kernel, listed by name in 'outputs'.")
+        for name in self.inputs:
+            if name in spec.dims and name not in self.output_names:
+                self.inputs[name] = spec.dims[name]  # the dims say what N is, not setup()
+        self.layout = {name: (_dtype_name(value), tuple(value.shape)) for name, value in self.inputs.items()
+                       if isinstance(value, torch.Tensor) and name not in self.output_names}
+        self._domains = dict(spec.domains)
+        self._fill(draw_layout(self.layout, spec.seed, self._domains))
         # The kernel writes into views of guarded allocations instead of setup()'s own tensors.
         self.guards = {name: GuardedOutput(name, self.inputs[name]) for name in self.output_names
                        if isinstance(self.inputs[name], torch.Tensor)}
@@ -143,12 +156,25 @@ class PythonBinding:
         self.pristine = {k: v.clone() if isinstance(v, torch.Tensor) else v for k, v in self.inputs.items()}
         self._run: Callable[..., Any] = module.run_kernel
 
+    def _fill(self, values: dict[str, np.ndarray]) -> None:
+        """Write drawn values (storage arrays) into the input tensors, in place: the kernel keeps its tensors."""
+        import torch
+
+        for name, array in values.items():
+            target = self.inputs[name]
+            source = torch.from_numpy(np.ascontiguousarray(array)).view(target.dtype).reshape(target.shape)
+            target.copy_(source)
+
     @property
     def nbytes(self) -> int:
         """Bytes of the tensors of one call."""
         import torch
 
         return int(sum(v.numel() * v.element_size() for v in self.inputs.values() if isinstance(v, torch.Tensor)))
+
+    @property
+    def input_sizes(self) -> dict[str, int]:
+        return {name: int(numel(shape)) for name, (_, shape) in self.layout.items()}
 
     def reset(self) -> None:
         import torch
@@ -163,6 +189,36 @@ class PythonBinding:
                 else:
                     target.copy_(value)
 
+    def reset_inputs(self) -> None:
+        for name in self.layout:
+            self.inputs[name].copy_(self.pristine[name])
+
+    def rebind(self, spec: BindSpec) -> None:
+        """Another seed's inputs in the same tensors (a kernel keeping results per tensor sees new values)."""
+        self._fill(draw_layout(self.layout, spec.seed, self._domains))
+        for name in self.layout:
+            self.pristine[name] = self.inputs[name].clone()
+
+    def prepare_call(self, offsets: dict[str, int]) -> None:
+        """Before a timed call: every input rotated by its offset from its starting values (see
+        `binding.roll_offsets`)."""
+        import torch
+
+        for name, offset in offsets.items():
+            start = self.pristine[name].reshape(-1)
+            self.inputs[name].reshape(-1).copy_(torch.cat([start[offset:], start[:offset]]) if offset else start)
+
+    def scramble_outputs(self, seed: int) -> None:
+        """Finite junk in the outputs, as after an earlier call (see `CAbiBinding.scramble_outputs`)."""
+        import torch
+
+        generator = torch.Generator().manual_seed(seed & 0x7FFFFFFFFFFFFFFF)
+        for name in self.output_names:
+            target = self.inputs[name]
+            if isinstance(target, torch.Tensor):
+                junk = torch.rand(target.shape, generator=generator) * 100
+                target.copy_(junk.to(target.dtype) if target.is_floating_point() else junk.to(torch.int64))
+
     def launch(self) -> None:
         self._run(**self.inputs)
 
@@ -174,8 +230,10 @@ class PythonBinding:
         outputs: dict[str, np.ndarray] = {}
         dtypes: dict[str, str] = {}
         for name, value in self.inputs.items():
-            if isinstance(value, torch.Tensor):
-                dtypes[name] = str(value.dtype).removeprefix("torch.")
+            if name in self.layout:
+                dtypes[name] = self.layout[name][0]  # its values: drawn by the pytest process itself
+            elif isinstance(value, torch.Tensor):
+                dtypes[name] = _dtype_name(value)
                 host = value.detach().to("cpu")
                 array = (host.float() if host.dtype == torch.bfloat16 else host).numpy().copy()
                 if dtypes[name] == "bfloat16":
@@ -185,7 +243,15 @@ class PythonBinding:
                 inputs[name] = np.asarray(value)
                 dtypes[name] = str(np.asarray(value).dtype)
         problems = [line for line in (guard.overrun() for guard in self.guards.values()) if line]
-        return Snapshot(inputs, outputs, dtypes, problems)
+        return Snapshot(inputs, outputs, dtypes, problems, layout=dict(self.layout))
+
+
+def _dtype_name(tensor: Any) -> str:
+    name = str(tensor.dtype).removeprefix("torch.")
+    if name != "bfloat16" and (name not in np.sctypeDict or np.dtype(name).kind not in "fiub"):
+        raise CaseError(f"setup() returned an input tensor of dtype {name}, for which the harness cannot draw values; "
+                        "use a float, integer or bool tensor")
+    return name
 
 
 class TorchRuntime(Runtime):
@@ -216,7 +282,7 @@ class TorchRuntime(Runtime):
             launch()
             self.synchronize()
 
-        return measure_host(call, policy)
+        return measure_host(call, policy, between_calls(launch))
 
     def describe(self) -> dict[str, Any]:
         import torch

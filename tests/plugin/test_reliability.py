@@ -245,28 +245,27 @@ def test_a_kernel_that_skips_work_when_its_output_is_filled_is_caught_and_never_
     assert lazy["error"]["kind"] == "timed calls wrong"
     assert lazy["champion"] is False and toolchain["champion"] == "baseline"
     assert toolchain["branches"]["baseline"]["correct"] is True
-    # before the first timed call, after the last, and after the last on new input values
-    assert toolchain["branches"]["baseline"]["timing"]["timed_calls_checked"] == 3
+    # before the first timed call, at least one timed call, after the last, and after the last on new input values
+    assert toolchain["branches"]["baseline"]["timing"]["timed_calls_checked"] >= 4
 
 
 @pytest.mark.parametrize("cheat", ["copies_kept_result", "skips_unchanged_output"])
 def test_a_kernel_that_hands_back_a_kept_result_is_caught_on_new_inputs_and_never_crowned(
         run_plugin, pytester: pytest.Pytester, cheat: str) -> None:
     """Memoizing on the pointers, or returning when the output still holds what the last call wrote, passes every
-    correctness call and both checks with junk outputs; the call after the last timed call runs on new input values
-    in the same buffers, with the outputs left as the timed calls left them, and must catch it."""
+    correctness call (outputs NaN-poisoned); a checked call of the timing (with junk outputs, a timed call checked at
+    random with its inputs rotated, or the call on new input values) must catch it."""
     result = run_plugin(CASES / "kept_result", args=("-k", f"baseline or {cheat}", "--dcuopt-examples=5"))
     result.assert_outcomes(passed=3, failed=1)
-    result.stdout.fnmatch_lines([f"*{cheat}: wrong outputs on the call after the last timed call, on new input values*",
-                                 f"FAILED *test_benchmark_cpu[[]{cheat}[]]*"])
+    result.stdout.fnmatch_lines([f"*{cheat}: wrong outputs on *call*", f"FAILED *test_benchmark_cpu[[]{cheat}[]]*"])
     toolchain = state_of(pytester)["cases"]["kept_result"]["toolchains"]["cpu"]
     cheater = toolchain["branches"][cheat]
     assert cheater["examples"] > 5  # its correctness test ran, and passed:
     assert cheater["failure"] is None or cheater["failure"].get("stage") != "correctness", cheater["failure"]
     assert cheater["correct"] is False and cheater["error"]["kind"] == "timed calls wrong"
-    assert "new input values" in cheater["error"]["call"] and "memoized on its pointers" in cheater["error"]["message"]
+    assert "call" in cheater["error"]["call"] and "Compute the full result" in cheater["error"]["message"]
     assert cheater["champion"] is False and toolchain["champion"] == "baseline"
-    assert toolchain["branches"]["baseline"]["timing"]["timed_calls_checked"] == 3
+    assert toolchain["branches"]["baseline"]["timing"]["timed_calls_checked"] >= 4
 
 
 @skip_if_no_cuda_device

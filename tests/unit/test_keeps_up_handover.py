@@ -22,7 +22,7 @@ from pytest_dcuopt.check.verify import ReferenceCache, checked_call
 from pytest_dcuopt.report.records import BranchRecord
 from pytest_dcuopt.run.devices import LOCK_DIR_ENV
 from pytest_dcuopt.toolchains import exchange, make_toolchain
-from pytest_dcuopt.toolchains.binding import BindSpec, CAbiBinding, draw_key
+from pytest_dcuopt.toolchains.binding import BindSpec, CAbiBinding, draw_inputs, draw_key
 from pytest_dcuopt.toolchains.cache import BuildCache
 from pytest_dcuopt.toolchains.host_runtime import HostRuntime
 from pytest_dcuopt.variant import BuildSettings, Variant, resolve
@@ -75,7 +75,7 @@ def two_branches(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[li
     monkeypatch.setenv(LOCK_DIR_ENV, str(tmp_path / "locks"))
     fresh = ReferenceCache(64 * 2**20, min_seconds=0.0)
     monkeypatch.setattr(verify, "shared_reference_cache", lambda: fresh)
-    monkeypatch.setattr(exchange, "_DRAWN", exchange.DrawnInputs())
+    monkeypatch.setattr(exchange, "_HELD", exchange.HeldInputs(64 << 20))
     case = load_case(CASES / "xdist_merge")
     found = []
     for name, source in (("baseline", case.root / "kernel.cpp"),
@@ -103,10 +103,9 @@ def test_the_second_branch_is_handed_the_first_branchs_inputs(two_branches: list
     second.worker.request = recording  # type: ignore[union-attr,method-assign]
     checked_call(first, {"N": 1000}, 0, "test")
     checked_call(second, {"N": 1000}, 0, "test")  # drops_tail is right at N = 1000
-    checked_call(second, {"N": 996}, 5, "test")  # dims no branch drew before: nothing to hand over
-    handed, fresh = sent
+    checked_call(second, {"N": 1000}, 0, "test")  # its worker holds these inputs already: nothing handed
+    handed, again = sent
     assert set(handed.provided) == {"x"} and handed.provided["x"].size == 1000
-    assert fresh.provided == {}
-    key = draw_key(first.params, first.bind_spec({"N": 1000}, 0))
-    assert exchange.shared_drawn_inputs().arrays(key, exchange.shared_input_store())["x"].tobytes() == \
-        handed.provided["x"].tobytes()
+    assert again.provided == {}
+    spec = first.bind_spec({"N": 1000}, exchange.draw_seed(0))
+    assert draw_inputs(first.params, spec)["x"].tobytes() == handed.provided["x"].tobytes()  # drawn here, once

@@ -75,9 +75,9 @@ def test_every_branch_and_call_at_the_same_dims_and_seed_shares_one_reference(se
         for variant in found:
             for _ in range(3):
                 checked_call(variant, variant.case.dims, 0, "nodeid")
-        # The first call computes the reference; the other five are bit-identical to a verified call of the case
-        # (same dims, inputs and outputs): not compared again, so not even looked up (toolchains/exchange.py).
-        assert counter.calls == 1 and cache.hits == 0 and len(cache.verified.tokens(verify.case_key(found[0]))) == 1
+        # The first call computes the reference; the other five are bit-identical to a compared call of the case
+        # (same dims, inputs and outputs, hashed here): not compared again, so not even looked up.
+        assert counter.calls == 1 and cache.hits == 0 and cache.compared.count(verify.case_key(found[0])) == 1
         checked_call(found[0], found[0].case.dims, 1, "nodeid")  # another seed: other inputs, another reference
         checked_call(found[1], {"N": 996}, 0, "nodeid")  # other dims
         assert counter.calls == 3 and len(cache) == 3

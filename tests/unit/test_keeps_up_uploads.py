@@ -83,10 +83,10 @@ def test_a_checked_call_after_timed_calls_that_wrote_an_input_starts_from_the_pr
 
     binding, _ = bind(scribbles_on_its_second_call)
     pristine = binding._host["x"][:COUNT].copy()
-    before = _checked_call(binding, "before", 1)["snapshot"]
+    before = _checked_call(binding, "before", ("start",), 1)["snapshot"]
     assert before.problems == []
     binding.launch()  # a timed call: writes into x, unchecked
-    after = _checked_call(binding, "after", 2)["snapshot"]
+    after = _checked_call(binding, "after", ("set", 0), 2)["snapshot"]
     assert after.problems == []
     np.testing.assert_array_equal(after.outputs["y"], 2 * pristine)
 
@@ -97,7 +97,7 @@ def test_a_const_input_modified_by_the_checked_call_itself_is_reported_and_resto
         x[0] = 99.0
 
     binding, runtime = bind(always_scribbles)
-    snapshot = _checked_call(binding, "before", 1)["snapshot"]
+    snapshot = _checked_call(binding, "before", ("start",), 1)["snapshot"]
     assert snapshot.problems == ["modified its const input buffer 'x'"]
     written(binding, runtime)
     binding.reset_inputs()
@@ -110,8 +110,9 @@ def test_after_the_new_inputs_call_the_first_inputs_are_written_back() -> None:
     first = binding._host["x"].copy()
     binding.launch()
     [check] = new_inputs_call(binding, 3)
-    assert not np.array_equal(check["snapshot"].inputs["x"], first[:COUNT])  # the call saw new values
-    np.testing.assert_array_equal(check["snapshot"].outputs["y"], 2 * check["snapshot"].inputs["x"])
+    new_x = binding._redrawn[3]["x"][:COUNT]
+    assert not np.array_equal(new_x, first[:COUNT])  # the call saw new values
+    np.testing.assert_array_equal(check["snapshot"].outputs["y"], 2 * new_x)
     written(binding, runtime)
     binding.reset()
     assert sorted(written(binding, runtime)) == ["x", "y"]

@@ -45,7 +45,7 @@ def test_the_time_request_carries_the_devices_calibration_and_a_host_worker_give
     try:
         reply = measure(variant, QUICK, 30)
         assert reply["calibration"] is None  # the host runtime has no calibration to give
-        assert len(reply["samples"].seconds) >= QUICK.min_samples and reply["timed_calls_checked"] == 3
+        assert len(reply["samples"].seconds) >= QUICK.min_samples and reply["timed_calls_checked"] >= 4
         assert store.get(variant.worker.lock.name) is offered  # a None reply does not erase what the device had
     finally:
         variant.worker.close()

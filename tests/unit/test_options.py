@@ -15,6 +15,7 @@ NO_BAD_VALUE = {
     options.SIDE_FIGURES_OPTION: "a flag",
     options.FLAGS_OPTION: "compiler flags, passed on as written (the compiler judges them)",
     options.ALLOW_IMPLAUSIBLE_OPTION: "a flag",
+    options.CHECK_EVERY_CALL_OPTION: "a flag",
 }
 A_FILE = "<a file>"  # replaced by the path of an existing file: a directory option must refuse it
 
@@ -48,7 +49,8 @@ BAD_VALUES: dict[str, list[str]] = {
     options.REFERENCE_DEVICE_OPTION: ["tpu"],
     options.XDIST_SCHEDULE_OPTION: ["random"],
     options.MAX_SPEEDUP_OPTION: ["nan", "inf", "1", "0.5", "fast"],
-    options.INPUT_SET_OPTION: ["wide"],  # without --dcuopt-dims: there is no example to replay
+    options.INPUT_SET_OPTION: ["wide"],
+    options.RUN_SEED_OPTION: ["-1", "abc", "1.5", str(2**63)],  # without --dcuopt-dims: there is no example to replay
 }
 
 

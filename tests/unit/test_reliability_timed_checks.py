@@ -7,7 +7,8 @@ import numpy as np
 
 from pytest_dcuopt.case.buffers import Domain
 from pytest_dcuopt.run.worker import new_inputs_call
-from tests.unit.test_run_guards import bind, element_view
+from pytest_dcuopt.toolchains.binding import BindSpec, redrawn_inputs
+from tests.unit.test_run_guards import bind, buffer_now, element_view
 
 COUNT = 64
 
@@ -23,19 +24,21 @@ def test_new_inputs_go_into_the_same_buffers_and_the_outputs_keep_the_last_resul
     seen: list[tuple[int, int]] = []
     binding = bind("float32", COUNT, doubler(seen))
     binding.reset()
+    first_x = buffer_now(binding, "x")
     binding.launch()
     first = binding.snapshot()
     binding.redraw_inputs(7)
     before = binding.snapshot()  # nothing launched since: the outputs still hold the last call's result
     assert np.array_equal(before.outputs["y"], first.outputs["y"])
-    assert not np.array_equal(before.inputs["x"], first.inputs["x"])
+    new_x = buffer_now(binding, "x")
+    assert not np.array_equal(new_x, first_x)
     binding.launch()
     after = binding.snapshot()
     assert seen[0] == seen[1], "the call on new inputs must see the same pointers"
-    assert np.array_equal(after.outputs["y"], 2 * after.inputs["x"])
+    assert np.array_equal(after.outputs["y"], 2 * new_x)
     binding.restore_inputs()
     binding.reset()
-    assert np.array_equal(binding.snapshot().inputs["x"], first.inputs["x"])
+    assert np.array_equal(buffer_now(binding, "x"), first_x)
 
 
 def test_in_out_buffers_are_redrawn_from_their_domain_and_pure_outputs_are_not() -> None:
@@ -43,8 +46,8 @@ def test_in_out_buffers_are_redrawn_from_their_domain_and_pure_outputs_are_not()
     binding = bind("float32", COUNT, lambda x, y, n: None, domains, signature="const {t}* x, {t}* y, int N")
     binding.reset()
     binding.redraw_inputs(3)
-    redrawn = binding.snapshot()
-    assert ((redrawn.inputs["y"] >= 5.0) & (redrawn.inputs["y"] <= 6.0)).all()
+    redrawn = buffer_now(binding, "y")
+    assert ((redrawn >= 5.0) & (redrawn <= 6.0)).all()
 
 
 def test_a_kernel_that_returns_a_kept_result_is_wrong_on_thenew_inputs_call() -> None:
@@ -63,8 +66,9 @@ def test_a_kernel_that_returns_a_kept_result_is_wrong_on_thenew_inputs_call() ->
     binding.reset()
     binding.launch()  # the timed calls
     checks = new_inputs_call(binding, 0)
-    assert len(checks) == 1 and "new input values" in checks[0]["call"]
+    assert len(checks) == 1 and "new input values" in checks[0]["call"] and checks[0]["inputs"] == ("new",)
     snapshot = checks[0]["snapshot"]
-    assert not np.allclose(snapshot.outputs["y"], 2 * snapshot.inputs["x"])  # what the pytest side then reports
+    new_x = redrawn_inputs(binding.params, BindSpec({"N": COUNT}, 0, {"x": (COUNT,), "y": (COUNT,)}), 0)["x"]
+    assert not np.allclose(snapshot.outputs["y"], 2 * new_x)  # what the pytest side then reports
     binding.reset()
-    assert np.array_equal(binding.snapshot().inputs["x"], bind("float32", COUNT, memoizing).snapshot().inputs["x"])
+    assert np.array_equal(buffer_now(binding, "x"), buffer_now(bind("float32", COUNT, memoizing), "x"))

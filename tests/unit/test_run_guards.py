@@ -32,6 +32,12 @@ def bind(dtype: str, count: int, kernel: Callable[..., None], domains: dict[str,
     return CAbiBinding(params, BindSpec({"N": count}, 0, shapes, domains or {}), HostRuntime(), kernel)
 
 
+def buffer_now(binding: CAbiBinding, name: str) -> np.ndarray:
+    """What the buffer `name` holds now (a copy, without its guard): what the kernel sees on its next call. A
+    snapshot carries no pointer inputs (the pytest process computes those itself)."""
+    return np.array(binding._buffers[name][:binding._sizes[name]])
+
+
 def test_the_guard_grows_with_the_buffer_between_64_kib_and_4_mib() -> None:
     assert guard_elements(1000, 4) == 16 * 1024  # 64 KiB of float32: N + 4096 is inside
     assert guard_elements(10, 8) == 8 * 1024

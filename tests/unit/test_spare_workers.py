@@ -18,7 +18,7 @@ from pytest_dcuopt.run.spares import SpareWorkers, StartKey, default_count, ping
 from pytest_dcuopt.run.worker import import_ahead
 from pytest_dcuopt.toolchains import make_toolchain
 from pytest_dcuopt.toolchains.base import Artifact
-from pytest_dcuopt.toolchains.binding import BindSpec
+from pytest_dcuopt.toolchains.binding import BindSpec, draw_inputs
 from pytest_dcuopt.toolchains.cache import BuildCache
 
 COPY = 'extern "C" void solve(const float* x, float* y, int N) { for (int i = 0; i < N; ++i) y[i] = x[i]; }\n'
@@ -51,9 +51,10 @@ def key_now(preload: tuple[str, ...]) -> StartKey:
     return StartKey.of(worker_environ(os.environ, os.getcwd()), calling_thread(), preload)
 
 
-def copies_correctly(worker: IsolatedKernel) -> bool:
-    snapshot = worker.request("run", spec=BindSpec({"N": 16}, 3, {"x": (16,), "y": (16,)}))
-    return bool(np.array_equal(snapshot.outputs["y"], snapshot.inputs["x"]))
+def copies_correctly(worker: IsolatedKernel, params: tuple[Param, ...]) -> bool:
+    spec = BindSpec({"N": 16}, 3, {"x": (16,), "y": (16,)})
+    snapshot = worker.request("run", spec=spec)  # the worker sends no inputs: the pytest process draws them
+    return bool(np.array_equal(snapshot.outputs["y"], draw_inputs(params, spec)["x"]))
 
 
 def test_only_host_kernels_and_small_hosts_wait_for_a_spare_before_timing() -> None:
@@ -92,7 +93,7 @@ def test_a_start_takes_the_spare_that_fits_and_offers_the_next(copy_kernel, tmp_
     log = tmp_path / "logs" / "copy.log"
     worker = IsolatedKernel(spec_for(copy_kernel, log, preload), timeout_s=30, spares=spares)
     try:
-        assert copies_correctly(worker)
+        assert copies_correctly(worker, copy_kernel[1])
         assert worker._proc is not None and worker._proc.pid == spare_pid
         assert worker.started["spare"] is True
         assert worker.started["seconds"] < SLOW_IMPORT_S  # its import was done: only the kernel's load was left
@@ -116,7 +117,7 @@ def test_a_spare_that_does_not_fit_is_ended_and_the_start_is_cold(copy_kernel, t
     monkeypatch.setenv("DCUOPT_TEST_CHANGED_SINCE_THE_SPARE", "1")  # the worker would start with another environment
     worker = IsolatedKernel(spec_for(copy_kernel, tmp_path / "copy.log", ()), timeout_s=30, spares=spares)
     try:
-        assert copies_correctly(worker)
+        assert copies_correctly(worker, copy_kernel[1])
         assert worker.started["spare"] is False
         assert worker._proc is not None and worker._proc.pid != spare.launched.proc.pid
         assert spare.launched.proc.poll() is not None  # ended, not left running

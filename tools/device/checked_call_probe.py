@@ -5,7 +5,7 @@
 Binds `solve(const float* x, const float* y, float* z, int N)` (vector_add's signature; three buffers of `elements`
 float32) to a kernel that does nothing (the harness's own work is measured, not a kernel's), with host memory
 page-locked and pageable (DCUOPT_PINNED_HOST), and times each step the worker takes around a checked call:
-`reset_inputs`, `scramble_outputs`, the snapshot (download, guard and const checks, digests, output copies) and the
+`reset_inputs`, `scramble_outputs`, the snapshot (download, guard and const checks, output copies) and the
 new-inputs call's redraw. Also the bare primitives at one buffer's size: host-to-device and device-to-host copies
 from pageable and page-locked memory, SHA-256 and XXH3-128 digests, a copy into fresh memory. Medians of `repeats`.
 """
@@ -40,7 +40,6 @@ def binding_steps(pinned: bool, elements: int, repeats: int) -> dict[str, Any]:
 
     from pytest_dcuopt.case.cabi import parse_solve_signature
     from pytest_dcuopt.toolchains.binding import BindSpec, CAbiBinding
-    from pytest_dcuopt.toolchains.exchange import Exchange
     from pytest_dcuopt.toolchains.torch_runtime import TorchDeviceRuntime
 
     runtime = TorchDeviceRuntime(0)
@@ -50,8 +49,7 @@ def binding_steps(pinned: bool, elements: int, repeats: int) -> dict[str, Any]:
     binding = CAbiBinding(params, BindSpec({"N": elements}, 0, shapes), runtime, lambda *args: None)
     torch.cuda.synchronize()
     bind_s = time.perf_counter() - began
-    first = binding.snapshot()  # staging allocated, input digests computed
-    known = Exchange(known_inputs=frozenset(first.input_digests.values()))
+    binding.snapshot()  # staging allocated
     sync = torch.cuda.synchronize
 
     def after_launch(step: Callable[[], Any]) -> Callable[[], Any]:
@@ -65,7 +63,7 @@ def binding_steps(pinned: bool, elements: int, repeats: int) -> dict[str, Any]:
         "reset_all_s": timed(after_launch(binding.reset), repeats, sync),
         "reset_inputs_s": timed(after_launch(binding.reset_inputs), repeats, sync),
         "scramble_outputs_s": timed(lambda: binding.scramble_outputs(1), repeats, sync),
-        "snapshot_s": timed(after_launch(lambda: binding.snapshot(known)), repeats, sync),
+        "snapshot_s": timed(after_launch(binding.snapshot), repeats, sync),
         "redraw_first_s": timed(lambda: (binding.redraw_inputs(5), binding.restore_inputs()), 1, sync),
         "redraw_again_s": timed(lambda: (binding.redraw_inputs(5), binding.restore_inputs()), repeats, sync),
     }

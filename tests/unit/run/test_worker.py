@@ -1,0 +1,45 @@
+"""The calls of a timing request (run/worker.py `TimedCalls`): every call prepared alike, the named ones snapshotted
+outside the timed window."""
+from __future__ import annotations
+
+import numpy as np
+
+from pytest_dcuopt.run.protocol import CheckPlan
+from pytest_dcuopt.run.worker import TimedCalls
+from pytest_dcuopt.timing.host import measure_host
+from pytest_dcuopt.timing.policy import TimingPolicy
+from pytest_dcuopt.toolchains.binding import roll_offsets, rolled
+from tests.unit.test_run_guards import bind, buffer_now, element_view
+
+COUNT = 500
+QUICK = TimingPolicy(warmup_s=0.0, min_samples=3, min_time_s=0.0, max_time_s=0.01, cold=False)
+
+
+def test_every_timed_call_warm_up_included_sees_new_inputs_and_the_named_ones_come_back() -> None:
+    seen: list[np.ndarray] = []
+
+    def doubles(x: int, y: int, n: int) -> None:
+        values = element_view(x, "float32", n)
+        seen.append(values.copy())
+        element_view(y, "float32", n)[:] = 2 * values
+
+    binding = bind("float32", COUNT, doubles)
+    start = buffer_now(binding, "x")
+    timed = TimedCalls(binding, CheckPlan(seed=3, new_inputs_seed=4, checked=(0, 2)))
+    samples = measure_host(timed, QUICK)
+    assert timed.calls == len(seen) == samples.warmup_calls + len(samples.seconds) >= 4
+    assert len({values.tobytes() for values in seen[:4]}) == 4  # another rotation each call (500 possible here)
+    for call, values in enumerate(seen):
+        assert np.array_equal(values, rolled(start, roll_offsets({"x": COUNT}, 3, call)["x"]))
+    assert [check["inputs"] for check in timed.checks] == [("timed", 0), ("timed", 2)]
+    for check in timed.checks:
+        number = check["inputs"][1]
+        assert np.array_equal(check["snapshot"].outputs["y"], 2 * seen[number])
+        assert check["snapshot"].inputs == {"N": np.asarray(COUNT)}  # no pointer input: the pytest process has them
+
+
+def test_in_strict_mode_every_call_comes_back() -> None:
+    binding = bind("float32", COUNT, lambda x, y, n: None)
+    timed = TimedCalls(binding, CheckPlan(seed=3, new_inputs_seed=4, every_call=True))
+    measure_host(timed, QUICK)
+    assert [check["inputs"] for check in timed.checks] == [("timed", n) for n in range(timed.calls)]
