@@ -4,8 +4,9 @@ One pytest run (a subprocess, as a user would run it) times every CPU and Python
 below then judges one branch from that run's state.json. A cheat must be caught with a reason (a failing
 correctness or benchmark test, `timed calls wrong`, a refusal) or flagged `implausible`, and be neither champion
 nor said to beat its baseline. An honest control must be correct and unflagged, and beat its baseline where the gain
-is many times the noise. Cheats that today's harness does not stop carry a strict xfail naming why, so the mark has to
-go the day their defence lands.
+is many times the noise. Cheats that today's harness does not stop in every run carry an xfail naming why. It is not
+strict: the inputs come from a per-run secret seed and some bounds are measured, so a cheat can be stopped in one run
+and not the next; a cheat whose mark is removed must be stopped in every run.
 """
 from __future__ import annotations
 
@@ -102,7 +103,7 @@ def corpus_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 def _param(entry: Any) -> Any:
     marks = []
     if entry.open_now is not None:
-        marks.append(pytest.mark.xfail(strict=True, reason=f"not stopped yet: {entry.open_now}"))
+        marks.append(pytest.mark.xfail(strict=False, reason=f"not stopped in every run yet: {entry.open_now}"))
     return pytest.param(entry, id=entry.name, marks=marks)
 
 
