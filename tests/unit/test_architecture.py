@@ -17,7 +17,9 @@ the TYPE_CHECKING exemption cannot hide a cycle that happens at runtime.
 from __future__ import annotations
 
 import ast
+import fnmatch
 import importlib.util
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -496,3 +498,67 @@ def test_private_names_across_modules_are_found(tmp_path: Path) -> None:
 def test_a_module_outside_every_stage_is_reported(tmp_path: Path) -> None:
     toy = write_package(tmp_path, {"__init__.py": "", "low.py": "", "high.py": "", "newcomer.py": ""})
     assert unassigned_modules(toy, TOY_STAGES) == ["pkg.newcomer"]
+
+
+# docs/architecture.md's layer table names the package's modules: a folder (`run/`) at the top of a cell, then its
+# modules in parentheses (`worker.py`, or a pattern such as `hip*.py`); a folder listed without modules stands for all
+# of its modules. The table must name every module, and name no module that does not exist.
+ARCHITECTURE_DOC = Path(__file__).resolve().parents[2] / "docs" / "architecture.md"
+
+
+def documented_modules(text: str) -> tuple[set[str], dict[str, set[str]]]:
+    """(top-level modules, {folder: module names or patterns}) that the layer table of `text` names."""
+    table = text[text.index("## Layers"):text.index("## Hooks")]
+    top: set[str] = set()
+    folders: dict[str, set[str]] = {}
+    for row in (line for line in table.splitlines() if line.startswith("| **")):
+        folder, depth = "", 0
+        for match in re.finditer(r"`([^`]+)`|\(|\)", row.split("|")[2]):
+            token, name = match.group(0), match.group(1)
+            if token in "()":
+                depth += 1 if token == "(" else -1
+            elif name.endswith("/") and depth == 0:
+                folder = name.rstrip("/")
+                folders.setdefault(folder, set())
+            elif name.endswith(".py"):
+                (top if depth == 0 else folders[folder]).add(name)
+    return top, folders
+
+
+def undocumented_modules(root: Path, text: str) -> list[str]:
+    top, folders = documented_modules(text)
+    missing = []
+    for path in sorted(root.rglob("*.py")):
+        parts = path.relative_to(root).parts
+        if len(parts) == 1:
+            named = parts[0] in top
+        else:
+            patterns = folders.get(parts[0])
+            rest = "/".join(parts[1:])
+            named = patterns is not None and (not patterns or rest == "__init__.py"
+                                              or any(fnmatch.fnmatch(rest, pattern) for pattern in patterns))
+        if not named:
+            missing.append("/".join(parts))
+    return missing
+
+
+def nonexistent_modules(root: Path, text: str) -> list[str]:
+    top, folders = documented_modules(text)
+    named = [*top, *(f"{folder}/{name}" for folder, names in folders.items() for name in names)]
+    return sorted(name for name in named if not list(root.glob(name)))
+
+
+def test_the_layer_table_names_every_module_and_only_modules_that_exist() -> None:
+    root, text = package_dir(), ARCHITECTURE_DOC.read_text()
+    assert undocumented_modules(root, text) == [], "name these modules in docs/architecture.md's layer table"
+    assert nonexistent_modules(root, text) == [], "docs/architecture.md names modules that do not exist"
+
+
+def test_a_module_missing_from_the_layer_table_is_found(tmp_path: Path) -> None:
+    (tmp_path / "run").mkdir()
+    for name in ("plugin.py", "run/__init__.py", "run/worker.py", "run/spares.py"):
+        (tmp_path / name).write_text("")
+    text = ("## Layers\n| layer | modules | owns |\n|---|---|---|\n| **run** | `run/` (`worker.py`, `gone.py`) | x |\n"
+            "| **top** | `plugin.py` | y |\n## Hooks\n")
+    assert undocumented_modules(tmp_path, text) == ["run/spares.py"]
+    assert nonexistent_modules(tmp_path, text) == ["run/gone.py"]
