@@ -1,6 +1,6 @@
 """The CUDA twins of the contract cases (issue 10) and the H200 check that runs them.
 
-Every kernel.cpp under tests/data/cases/contract_* has a kernel.cu beside it with the same C ABI (device pointers),
+Every kernel.cpp of the contract cases the device check runs has a kernel.cu beside it with the same C ABI (device pointers),
 the same semantics and the same bug; here each one builds with nvcc (sm_90 when there is no GPU) and exports
 `solve`. Their verdicts on a GPU come from tools/device/contract_check.sh; its driver's summary is checked here on
 the CPU versions, run by the same pytest command with the cpu toolchain.
@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from pytest_dcuopt.case.cabi import parse_solve_signature
+from pytest_dcuopt.report.state import find_case
 from pytest_dcuopt.tool import run_tool
 from pytest_dcuopt.toolchains.base import Artifact
 from pytest_dcuopt.toolchains.cache import BuildCache
@@ -23,7 +24,9 @@ from tests.conftest import CASES
 from tests.context import skip_if_no_gxx, skip_if_no_nvcc
 from tests.plugin.test_contract import contract_check  # the H200 check's driver, loaded by path
 
-CONTRACT_CASES = sorted(p for p in CASES.glob("contract_*") if p.is_dir())
+# The cases the device check runs (tools/device/contract_check.py EXPECTED); other contract_* cases (input sets,
+# float scalars, precision, Triton binding) are CPU and Triton fixtures without CUDA twins.
+CONTRACT_CASES = sorted(CASES / name for name in contract_check().EXPECTED)
 CPP_KERNELS = sorted(p for case in CONTRACT_CASES for p in case.rglob("kernel.cpp"))
 CU_KERNELS = sorted(p for case in CONTRACT_CASES for p in case.rglob("kernel.cu"))
 # What the baselines reproduce from GPU code written elsewhere (the reason the twins exist).
@@ -106,9 +109,9 @@ def test_the_device_check_summary_agrees_on_the_cpu_run_and_flags_a_disagreement
 
     # The same state with one verdict flipped and one branch gone: both rows say NO, and the exit status says so.
     state = json.loads(state_path.read_text())
-    branches = state["cases"]["contract_rows_cols"]["toolchains"]["cpu"]["branches"]
+    branches = find_case(state, "contract_rows_cols")["toolchains"]["cpu"]["branches"]  # type: ignore[index]
     branches["baseline"]["correct"] = False
-    del state["cases"]["contract_alloc_temp"]["toolchains"]["cpu"]["branches"]["skips_last_copy"]
+    del find_case(state, "contract_alloc_temp")["toolchains"]["cpu"]["branches"]["skips_last_copy"]  # type: ignore[index]
     edited = tmp_path / "edited.json"
     edited.write_text(json.dumps(state))
     assert driver.main([*summary, "--state", str(edited)]) == 1
