@@ -1,7 +1,7 @@
 """The CUDA twins of the contract cases (issue 10) and the H200 check that runs them.
 
-Every kernel.cpp of the contract cases the device check runs has a kernel.cu beside it with the same C ABI (device pointers),
-the same semantics and the same bug; here each one builds with nvcc (sm_90 when there is no GPU) and exports
+Every kernel.cpp of the contract cases the device check runs has a kernel.cu beside it with the same C ABI (device
+pointers), the same semantics and the same bug; here each one builds with nvcc (sm_90 when there is no GPU) and exports
 `solve`. Their verdicts on a GPU come from tools/device/contract_check.sh; its driver's summary is checked here on
 the CPU versions, run by the same pytest command with the cpu toolchain.
 """
