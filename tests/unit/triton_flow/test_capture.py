@@ -19,8 +19,12 @@ print(f(torch.randn(1000)).sum().item())
 """
 
 
-def test_a_cpu_model_records_nothing_and_says_inductor_generated_cpp(tmp_path: Path,
-                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_cpu_model_records_nothing_and_says_inductor_generated_cpp(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    # Importing torch._inductor (other tests in this process do) sets TORCHINDUCTOR_CACHE_DIR to the machine's
+    # shared cache, which capture would then take as the user's: a warm cache compiles nothing. A user's shell has no
+    # such value.
+    monkeypatch.delenv("TORCHINDUCTOR_CACHE_DIR", raising=False)
     (tmp_path / "model.py").write_text(MODEL)
     assert cli.main(["triton", "capture", "--out", str(tmp_path / "out"), "--", "python",
                      str(tmp_path / "model.py")]) == 0
