@@ -327,7 +327,8 @@ class TritonBinding:
 
     def snapshot(self) -> Snapshot:
         found = self.inner.snapshot()
-        # The pytest process has no C signature to draw a contract's inputs from: they travel (docs/security.md, "Judging outputs")
+        # The pytest process has no C signature to draw a contract's inputs from: they travel (docs/security.md,
+        # "Judging outputs")
         found.inputs.update(self.inner.input_values())
         for arrays in (found.inputs, found.outputs):
             for name, array in arrays.items():
