@@ -23,7 +23,7 @@ from pytest_dcuopt.toolchains.binding import BindSpec
 from pytest_dcuopt.toolchains.cache import BuildCache
 from pytest_dcuopt.variant import BuildSettings
 from tests.conftest import CASES
-from tests.unit.test_keeps_up_worker import QUICK, baseline
+from tests.unit.run.test_calibration_handover import QUICK, baseline
 
 DOMAINS = [Domain("normal", 0.5, 2.0), Domain("uniform", -3.0, 7.0), Domain("int", -5, 300), Domain.fill(0.0)]
 DTYPES = ["float32", "float64", "bfloat16", "float16", "int32", "uint16"]

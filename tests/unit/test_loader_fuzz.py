@@ -1,4 +1,4 @@
-"""Every loader of user files and every parser of tool output, fuzzed (Hypothesis; issue 11).
+"""Every loader of user files and every parser of tool output, fuzzed (Hypothesis).
 
 Only the project's own error types may escape (a `DcuOptError`, or another exception class defined in
 pytest_dcuopt, such as the profile parsers' `PmcFormatError`); anything else (a KeyError, a UnicodeDecodeError, an

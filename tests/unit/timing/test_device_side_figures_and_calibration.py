@@ -1,4 +1,4 @@
-"""Issue 10, a harness that keeps up: device timing on the simulated stream (tests/unit/test_device_timing.py SimGpu).
+"""Device timing on the simulated stream (tests/unit/test_device_timing.py SimGpu).
 
 * side figures (hot, hot-rotated, the original method, the launch overhead) are opt-in: without them they are
   recorded as absent with the reason, and the primary samples are the same;

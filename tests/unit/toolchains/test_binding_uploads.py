@@ -1,4 +1,4 @@
-"""Issue 10, a harness that keeps up: a checked call uploads only the buffers that may differ from their pristine
+"""A checked call uploads only the buffers that may differ from their pristine
 host copy, and never lets a kernel's write into an input reach the next checked call.
 
 At the H200's sizes every upload is hundreds of MB; `reset` used to write every buffer before every checked call,

@@ -1,4 +1,4 @@
-"""Issue 10: where the float64 reference runs (check/reference_device.py, --dcuopt-reference-device).
+"""Where the float64 reference runs (check/reference_device.py, --dcuopt-reference-device).
 
 The GPU path itself needs a GPU (measured on the H200: docs/performance.md); here, on real CPU-toolchain branches
 in real workers, the decision and its record, and the fall-back when the reference cannot run on the chosen device
