@@ -71,25 +71,23 @@ def is_input(param: Param, spec: BindSpec) -> bool:
 def draw_inputs(params: Sequence[Param], spec: BindSpec) -> dict[str, np.ndarray]:
     """Every input's starting values (storage type, flat, no guard), drawn in parameter order from one generator
     seeded with `spec.seed`. The worker and the pytest process call this alike: equal specs, bit-identical arrays."""
-    rng = np.random.default_rng(spec.seed)
-    drawn: dict[str, np.ndarray] = {}
-    for param in params:
-        if is_input(param, spec):
-            array = np.empty(numel(spec.shapes[param.name]), storage_dtype(param.dtype))
-            spec.domains.get(param.name, default_domain(param.dtype)).draw_into(rng, array, param.dtype)
-            drawn[param.name] = array
-    return drawn
+    return _inputs_from(params, spec, np.random.default_rng(spec.seed), redraw=False)
 
 
 def redrawn_inputs(params: Sequence[Param], spec: BindSpec, seed: int) -> dict[str, np.ndarray]:
     """Other values for every input, drawn fast from the same domains with `seed` (`Domain.redraw_into`): the inputs
     of the checked call on new values in the same buffers."""
-    rng = np.random.default_rng([seed, 0x1D5])
+    return _inputs_from(params, spec, np.random.default_rng([seed, 0x1D5]), redraw=True)
+
+
+def _inputs_from(params: Sequence[Param], spec: BindSpec, rng: np.random.Generator,
+                 redraw: bool) -> dict[str, np.ndarray]:
     drawn: dict[str, np.ndarray] = {}
     for param in params:
         if is_input(param, spec):
             array = np.empty(numel(spec.shapes[param.name]), storage_dtype(param.dtype))
-            spec.domains.get(param.name, default_domain(param.dtype)).redraw_into(rng, array, param.dtype)
+            domain = spec.domains.get(param.name, default_domain(param.dtype))
+            (domain.redraw_into if redraw else domain.draw_into)(rng, array, param.dtype)
             drawn[param.name] = array
     return drawn
 
