@@ -132,6 +132,18 @@ def queue_bracket(backend: DeviceBackend, body: Callable[[], Any], hiding: Hidin
     marks.append((pre, begin, end))
 
 
+def queue_cold_sample(backend: DeviceBackend, body: Callable[[], Any], hiding: Hiding, clock: Callable[[], float],
+                      marks: Marks, spans: list[float]) -> None:
+    """One cold sample on an idle GPU: a synchronize (the previous sample has ended), the L2 flush, then
+    `queue_bracket`. Queued back to back instead, a sample's bracket counted a varying part of the GPU front end's
+    backlog: on an H200 a 1-element fill read 3.0 or 3.6 us from one sample to the next, and the calibrated cost
+    moved by up to 0.6 us between calibrations; from an idle GPU both are unimodal and repeat within 0.02 us
+    (docs/gpu-timing.md). It is also how ncu and the sync method start each measured call."""
+    backend.synchronize()
+    backend.flush()
+    queue_bracket(backend, body, hiding, clock, marks, spans)
+
+
 def settle(marks: Marks, spans: list[float], hiding: Hiding, batch: int) -> tuple[list[float], list[bool]]:
     """Per-call seconds of a synchronized chunk of `queue_bracket` samples (`batch` calls in each), and which
     samples were late (see `late_mask`). Updates `hiding` with the delay's measured duration on the GPU."""

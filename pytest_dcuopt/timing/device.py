@@ -10,8 +10,9 @@ The method (docs/gpu-timing.md has the reasoning and the H200 evidence), in the 
   call by the rest of this list (`"async"`). `policy.timing_method` / $DCUOPT_TIMING_METHOD can force either.
 * **Launch hiding** (`timing.bracket`): every sample is one event pair behind a delay kernel that holds
   the GPU while the host queues start event, `solve` and end event; late samples are discarded.
-* **Cold samples** (`Samples.seconds`, what pytest-benchmark stores): before each sample, on the stream
-  the kernel uses, the L2 is flushed by *reading* a buffer of 2x the device's L2 (so the cache holds
+* **Cold samples** (`Samples.seconds`, what pytest-benchmark stores): each sample starts on an idle GPU
+  (`bracket.queue_cold_sample`); before it, on the stream the kernel uses, the L2 is flushed by *reading* a
+  buffer of 2x the device's L2 (so the cache holds
   clean, unrelated lines: the kernel neither hits its own data nor pays for writing back the flush's
   dirty lines; `timing.backend`).
 * **Noise-based stopping**: `policy.should_stop` (min samples, min time, median CI half-width target,
@@ -59,6 +60,7 @@ from .bracket import (
     delay_for,
     host_launch_seconds,
     queue_bracket,
+    queue_cold_sample,
     settle,
     work_left_after_end_event,
 )
@@ -73,8 +75,8 @@ MAX_ROTATION_BYTES = 8 * 1024**3
 HOT_BATCH_TARGET_S = 100e-6  # GPU time per hot batch
 MAX_HOT_BATCH = 64
 PROFILER_TIMER = "device activity records (torch.profiler: CUPTI / roctracer)"
-ASYNC_WHAT = ("launch hiding: per sample an L2 flush, a delay kernel, then an event pair around one call queued while "
-              "the delay runs (late samples dropped)")
+ASYNC_WHAT = ("launch hiding: per sample, on an idle GPU, an L2 flush, a delay kernel, then an event pair around one "
+              "call queued while the delay runs (late samples dropped)")
 SYNC_WHAT = ("one call per sample on an idle GPU, no launch hiding (nvbench's exec_tag::sync); the primary figure is "
              "timing.sync.primary")
 
@@ -280,8 +282,7 @@ def _sample_cold(launch: Callable[[], None], backend: DeviceBackend, policy: Tim
         marks: Marks = []
         spans: list[float] = []
         for _ in range(chunk):
-            backend.flush()
-            queue_bracket(backend, launch, hiding, clock, marks, spans)
+            queue_cold_sample(backend, launch, hiding, clock, marks, spans)
         backend.synchronize()
         clocks.append(backend.telemetry().get("sm_clock_mhz") or 0.0)
         times, late = settle(marks, spans, hiding, 1)

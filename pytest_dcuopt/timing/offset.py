@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from .backend import DeviceBackend, Event
-from .bracket import Hiding, Marks, delay_for, host_launch_seconds, queue_bracket, settle
+from .bracket import Hiding, Marks, delay_for, host_launch_seconds, queue_cold_sample, settle
 from .policy import TimingPolicy, significant
 
 OFFSET_ENV = "DCUOPT_EVENT_OFFSET"  # calibrated (default) | profiler | none
@@ -38,10 +38,11 @@ ActivityT = TypeVar("ActivityT", bound=tuple[Any, ...])  # (name, seconds) or a 
 PROFILER_WHAT = ("per-sample event time minus the summed device durations of the solve's kernels, recorded by the "
                  "profiler (CUPTI / roctracer through torch.profiler) on profiled cold samples; its median is "
                  "subtracted from every cold sample (and offset/batch from hot samples)")
-CALIBRATED_WHAT = ("the bracket's fixed cost, measured once per device: the cold bracket (flush, delay kernel, start "
-                   "event, body, end event) around 1, 2 and `batch` back-to-back copies of the runtime's smallest "
-                   "kernel; per_kernel = (T(batch) - T(2)) / (batch - 2) is what one more kernel costs, and "
-                   "offset = T(1) - per_kernel is subtracted from every cold sample (offset/batch from hot samples)")
+CALIBRATED_WHAT = ("the bracket's fixed cost, measured once per device: the cold bracket (on an idle GPU: flush, delay "
+                   "kernel, start event, body, end event) around 1, 2 and `batch` back-to-back copies of the "
+                   "runtime's smallest kernel; per_kernel = (T(batch) - T(2)) / (batch - 2) is what one more "
+                   "kernel costs, and offset = T(1) - per_kernel is subtracted from every cold sample (offset/batch "
+                   "from hot samples)")
 
 
 @dataclass
@@ -144,8 +145,7 @@ def bracketed_samples(backend: DeviceBackend, tiny: Callable[[], Any], count: in
         marks: Marks = []
         spans: list[float] = []
         for _ in range(20):
-            backend.flush()
-            queue_bracket(backend, body, delay, clock, marks, spans)
+            queue_cold_sample(backend, body, delay, clock, marks, spans)
         backend.synchronize()
         times, late = settle(marks, spans, delay, 1)
         accepted += [t for t, is_late in zip(times, late, strict=True) if not is_late]

@@ -101,6 +101,7 @@ class SimGpu(DeviceBackend):
         self.cache_cold = True
         self.calls = 0
         self.stalls: dict[int, float] = {}  # call number -> extra host seconds (a descheduled thread)
+        self.flushes_behind_work = 0  # flushes queued while earlier work was still on the stream
 
     def run(self, duration: float, activity: str | None = None) -> float:
         """Queue an op now; return when it starts on the GPU. Named ops are device activities a profiler sees."""
@@ -164,6 +165,7 @@ class SimGpu(DeviceBackend):
         return True
 
     def flush(self) -> None:
+        self.flushes_behind_work += self.free_at > self.clock.now
         self.clock.spend(2 * US)
         self.after_event = False
         self.run(self.flush_s, "reduce_kernel")

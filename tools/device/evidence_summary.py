@@ -98,6 +98,9 @@ def suite_timings(state_path: Path) -> dict[str, dict[str, Any]]:
         for branch, record in sorted(data["toolchains"].get("cuda", {}).get("branches", {}).items()):
             if record.get("timing"):
                 found[f"{case}/{branch}"] = record["timing"]
+            for size, sized in (record.get("sizes") or {}).items():  # ref.py bench_sizes: case@size/branch
+                if sized.get("timing"):
+                    found[f"{case}@{size}/{branch}"] = sized["timing"]
     return found
 
 
