@@ -51,7 +51,7 @@ from ..errors import CaseError, TimedCallsWrong, TimingRefused
 from ..run.devices import LOCK_WAIT_S, LockHold, TimingLock, device_lock
 from ..run.protocol import CheckPlan
 from ..timing.policy import Samples, TimingPolicy, significant, summarize
-from ..toolchains.binding import BindSpec, Snapshot, redrawn_inputs, roll_offsets, rolled
+from ..toolchains.binding import BindSpec, Snapshot, draw_key, redrawn_inputs, roll_offsets, rolled
 from ..toolchains.exchange import checked_call_numbers, draw_seed, held_inputs, plan_seed
 from ..variant import Variant
 from .clock import SampleClock
@@ -247,7 +247,7 @@ def _check_inputs(variant: Variant, spec: BindSpec, plan: CheckPlan, which: tupl
         other = replace(spec, seed=spec.seed + int(which[1]), provided={})
         return spec_inputs(variant, other)
     if kind == "new" and variant.params:
-        key = ("new inputs", tuple(sorted(spec.dims.items())), spec.seed, plan.new_inputs_seed)
+        key = ("new inputs", draw_key(variant.params, spec), plan.new_inputs_seed)  # two cases can share dims
         return held_inputs().get(key, lambda: redrawn_inputs(variant.params, spec, plan.new_inputs_seed))
     if kind == "timed":
         offsets = roll_offsets({name: array.size for name, array in start.items()}, plan.seed, int(which[1]))

@@ -86,3 +86,21 @@ def test_a_given_run_seed_is_recorded_and_a_bad_one_refused_up_front(run_plugin,
     bad = pytester.runpytest_subprocess("--dcuopt-run-seed=-3", "-p", "no:cacheprovider")
     assert bad.ret != 0
     bad.stderr.fnmatch_lines(["*'-3' is not a run seed*"])
+
+
+def test_cases_with_the_same_dims_are_judged_on_their_own_inputs(
+        run_plugin, pytester: pytest.Pytester, tmp_path: Any) -> None:
+    """Two cases timed in one run at equal dims with different parameter names: each timed request's checked call
+    on new inputs gets its own case's inputs (the pytest process keeps every draw it makes)."""
+    renamed = tmp_path / "judged_renamed"
+    renamed.mkdir()
+    for name in ("ref.py", "dims.json", "kernel.cpp"):
+        text = (CASES / "judged_calls" / name).read_text()
+        (renamed / name).write_text(text.replace("x[i]", "u[i]").replace("float* x", "float* u")
+                                    .replace('"x"', '"u"').replace("(x, y, N)", "(u, y, N)")
+                                    .replace("value * x", "value * u").replace("zeros_like(x)", "zeros_like(u)"))
+    result = run_plugin(CASES / "judged_calls", renamed, args=("--dcuopt-examples=2", "-k", "baseline"))
+    for case in ("judged_calls", "judged_renamed"):
+        branch = branches_of(pytester, case, "cpu")[0]["branches"]["baseline"]
+        assert branch["correct"] is True and branch["error"] is None, (case, reason(branch))
+    result.assert_outcomes(passed=4)
