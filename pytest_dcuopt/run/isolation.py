@@ -59,6 +59,7 @@ from ..timing.bounds import (
     QUIET_LIMIT_S,
     batch_calls,
     batch_problem,
+    host_wall_s,
     running_after_problem,
     samples_exceed_wall,
 )
@@ -231,7 +232,7 @@ class IsolatedKernel:
                            "not timed. Make solve wait for all of its work before it returns")
                 break
             best = min(best, max(0.0, ended - asked - round_trip) / calls)
-            problem = batch_problem(mean, best, calls, samples.timer)
+            problem = batch_problem(mean, best, calls, samples.timer, host_wall_s(samples.extra))
             if problem is None:
                 break
         bounds.update(batch_calls=calls, batch_attempts=attempts, batch_per_call_s=significant_s(best),

@@ -8,6 +8,7 @@ from pytest_dcuopt.timing.bounds import (
     BATCH_MAX_CALLS,
     batch_calls,
     batch_problem,
+    host_wall_s,
     running_after_problem,
     samples_exceed_wall,
 )
@@ -58,3 +59,15 @@ def test_threads_may_spin_briefly_after_a_call_but_not_work_on() -> None:
     assert running_after_problem(0.3, 0.1) is None  # a long call: the bound grows with it
     problem = running_after_problem(0.3, 35e-6)
     assert problem is not None and "300 ms" in problem
+
+
+def test_a_device_timed_solve_that_waits_is_bounded_by_its_host_time_per_call() -> None:
+    # An honest temporary-buffer solve on an H200: 9.79 us of device time per call, ~110 us of host time (cudaMalloc,
+    # two launches, cudaFree), 116 us per call back to back.
+    assert batch_problem(9.79e-6, 116e-6, 5108, "cuda events (sync hooks)", host_s=110e-6) is None
+    refused = batch_problem(9.79e-6, 116e-6, 5108, "cuda events (sync hooks)")
+    assert refused is not None and "9.79 us per call" in refused
+    # The host time widens only a device clock's bound: the host clock's samples already hold it.
+    assert batch_problem(9.79e-6, 116e-6, 5108, "host perf_counter", host_s=110e-6) is not None
+    assert host_wall_s({"sync": {"host_wall": {"median_ms": 0.11}}}) == pytest.approx(110e-6)
+    assert host_wall_s({}) == 0.0 and host_wall_s({"sync": {"host_wall": None}}) == 0.0
