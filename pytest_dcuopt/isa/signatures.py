@@ -6,7 +6,7 @@ file is a `SignatureFileError` that names the file, the entry and the fix. The p
 (pytest_dcuopt/isa/data/, package data, so a wheel install has it too).
 
 The packaged copy is the one the plugin reads; the project's references/ folder keeps a
-byte-for-byte copy for people (tests/unit/test_newcomer_signature_copies.py keeps them equal).
+byte-for-byte copy for people (tests/unit/isa/test_signature_data.py keeps them equal).
 """
 from __future__ import annotations
 

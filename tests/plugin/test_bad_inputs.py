@@ -1,4 +1,4 @@
-"""Every bad input is answered, and the session goes on (issue 11).
+"""Every bad input is answered, and the session goes on.
 
 Black-box like test_trust.py: pytest runs in a subprocess on the fixture cases tests/data/cases/bad_* (each
 broken in one way, see docs/reliability.md) beside a correct case, and the tests look at what it leaves: the

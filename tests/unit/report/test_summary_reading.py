@@ -1,4 +1,4 @@
-"""summary.md and the terminal table as a newcomer reads them: no repeated lines, no raw JSON, columns that agree."""
+"""summary.md and the terminal table as a reader sees them: no repeated lines, no raw JSON, columns that agree."""
 from __future__ import annotations
 
 from typing import Any

@@ -1,4 +1,4 @@
-"""Issue 10, a harness that keeps up: the float64 reference is computed once per (case, dims, inputs) and shared by
+"""The float64 reference is computed once per (case, dims, inputs) and shared by
 every branch and every call of the process (check/verify.py `ReferenceCache`), within a memory bound. Real
 kernels in real worker processes (the cpu toolchain); the reference is counted by wrapping ref.py's function."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The checked call on new input values among the timed calls (issue 11): same buffers, new inputs, outputs as the
+"""The checked call on new input values among the timed calls: same buffers, new inputs, outputs as the
 last call left them; on host buffers with Python "kernels" called with the C ABI's arguments, as in
 tests/unit/test_run_guards.py."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""ref.py settings a newcomer gets wrong: tolerances that are not finite, throughput functions and their dims."""
+"""ref.py settings easy to get wrong: tolerances that are not finite, throughput functions and their dims."""
 from __future__ import annotations
 
 from pathlib import Path

@@ -1,4 +1,4 @@
-"""Issue 10, a harness that keeps up at real sizes: the buffer work around each checked call.
+"""At real sizes: the buffer work around each checked call.
 
 Draws go straight into the buffers in chunks (the same values as one whole-buffer draw, so a seed still gives the
 inputs it gave before), the anti-cheat call's new inputs are drawn fast inside their domain, a worker keeps the

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from types import ModuleType
 
-TOOL = Path(__file__).parents[2] / "tools" / "device" / "reliability_check.py"
+TOOL = Path(__file__).parents[3] / "tools" / "device" / "reliability_check.py"
 
 
 def tool() -> ModuleType:

@@ -1,4 +1,4 @@
-"""Issue 10, a harness that keeps up: builds in the background while the tests run (variant.BackgroundBuilds),
+"""Builds in the background while the tests run (variant.BackgroundBuilds),
 with g++.
 
 A background artifact is what `resolve` loads (no second build); a compile error is kept and reported by `resolve`

@@ -1,4 +1,4 @@
-"""docs/reliability.md's figures are the tables' own counts, and every test the doc names exists (issue 11).
+"""docs/reliability.md's figures are the tables' own counts, and every test the doc names exists.
 
 The "Done when" table states how many inputs were tried and how each was answered; these tests count the rows of
 the input tables and compare, check that no row is left "not fixed" or crashing, and that every test named in the

@@ -1,4 +1,4 @@
-"""Reliability: faults survived, nothing left running, no wrong champion (issue 11).
+"""Faults survived, nothing left running, no wrong champion.
 
 Black-box like test_trust.py: pytest runs in a subprocess on fixture cases from tests/data/cases, and the
 tests look only at what it leaves behind: exit status, state.json, terminal output, and the processes in

@@ -11,7 +11,7 @@ import pytest
 
 from pytest_dcuopt.isa import signatures
 
-REFERENCES = Path(__file__).resolve().parents[2] / "references"
+REFERENCES = Path(__file__).resolve().parents[3] / "references"
 
 
 @pytest.mark.parametrize("name", [signatures.SIGNATURES_NAME, signatures.SCHEMA_NAME])

@@ -1,4 +1,4 @@
-"""The build cache heals (issue 11): a broken entry is rebuilt, never loaded; staging left by a killed build is
+"""The build cache heals: a broken entry is rebuilt, never loaded; staging left by a killed build is
 swept; concurrent builders of one key still build once. Real g++ builds through the cpu toolchain."""
 from __future__ import annotations
 

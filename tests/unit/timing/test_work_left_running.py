@@ -1,4 +1,4 @@
-"""Work left running on another stream after the end event (issue 11): detected, and the branch never crowned.
+"""Work left running on another stream after the end event: detected, and the branch never crowned.
 
 This machine has no GPU, so the GPU is simulated: `tests/unit/test_device_timing.SimGpu` (one in-order stream, events
 stamped when the stream reaches them, a host clock that host-side calls advance), extended here with what the check

@@ -1,4 +1,4 @@
-"""The case contract for code written elsewhere (issue 10), end to end on the CPU toolchain.
+"""The case contract for code written elsewhere, end to end on the CPU toolchain.
 
 Each fixture case under tests/data/cases/contract_* holds a correct baseline and wrong branches: the
 harness must accept what is correct (positional names, accumulation into a declared-zero output, derived

@@ -1,4 +1,4 @@
-"""Issue 10, a harness that keeps up, end to end on the CPU toolchain.
+"""`--benchmark-disable`, end to end on the CPU toolchain.
 
 * `--benchmark-disable` does what pytest-benchmark users expect: each benchmark test checks the kernel at the default
   dims (one call, and one more on other inputs in the same buffers), keeps no statistics, and the record says why it

@@ -1,4 +1,4 @@
-"""The CUDA twins of the contract cases (issue 10) and the H200 check that runs them.
+"""The CUDA twins of the contract cases and the H200 check that runs them.
 
 Every kernel.cpp of the contract cases the device check runs has a kernel.cu beside it with the same C ABI (device
 pointers), the same semantics and the same bug; here each one builds with nvcc (sm_90 when there is no GPU) and exports
@@ -22,7 +22,7 @@ from pytest_dcuopt.toolchains.cache import BuildCache
 from pytest_dcuopt.toolchains.cuda import CudaToolchain
 from tests.conftest import CASES
 from tests.context import skip_if_no_gxx, skip_if_no_nvcc
-from tests.plugin.test_contract import contract_check  # the H200 check's driver, loaded by path
+from tests.plugin.test_case_contract import contract_check  # the H200 check's driver, loaded by path
 
 # The cases the device check runs (tools/device/contract_check.py EXPECTED); other contract_* cases (input sets,
 # float scalars, precision, Triton binding) are CPU and Triton fixtures without CUDA twins.

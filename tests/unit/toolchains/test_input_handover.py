@@ -1,4 +1,4 @@
-"""Issue 10, a harness that keeps up: a branch's worker is handed the inputs another branch's worker drew for the
+"""A branch's worker is handed the inputs another branch's worker drew for the
 same parameters, dims and seed (from the pytest process's input store) instead of drawing them again.
 
 Every branch binds the same boundary and default dims with seed 0; at 16-20M elements each such draw costs more

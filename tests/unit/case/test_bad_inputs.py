@@ -1,4 +1,4 @@
-"""Every bad input is answered with a CaseError that names the problem, the value and the fix (issue 11).
+"""Every bad input is answered with a CaseError that names the problem, the value and the fix.
 
 Each case is written to a temporary folder and read the way the build stage reads it: load_case (dims.json and
 the branch folders), load_reference (ref.py and its declarations), the C signature of each kernel, the binding to
