@@ -1,5 +1,5 @@
 """ISA checks: per-function disassembly of every family (x86, AMDGCN, Hygon DCU, NVIDIA SASS), the
-`isa` marker's specs and verdicts, and the signature registry (references/isa_signatures.json).
+`isa` marker's specs and verdicts, and the signature registry (isa/data/isa_signatures.json).
 
 Modules: model (Instruction, IsaDump, ResourceUsage), lines (instruction parsers per family), functions
 (splitting listings and .s files into functions), symbols (demangling, bare names), elf (code objects out

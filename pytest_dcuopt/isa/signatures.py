@@ -5,8 +5,7 @@ file is a `SignatureFileError` that names the file, the entry and the fix. The p
 `$DCUOPT_ISA_SIGNATURES` when set, else the copy shipped inside the package
 (pytest_dcuopt/isa/data/, package data, so a wheel install has it too).
 
-The packaged copy is the one the plugin reads; the project's references/ folder keeps a
-byte-for-byte copy for people (tests/unit/isa/test_signature_data.py keeps them equal).
+The packaged file is the only copy (tests/unit/isa/test_signature_data.py).
 """
 from __future__ import annotations
 

@@ -248,7 +248,7 @@ class WorkerState:
         assert self.kernel is not None and self.runtime is not None
         plan = request["plan"]
         ready = time.perf_counter()
-        # The `calibration` key is not in protocol.TimeRequest yet: read it untyped (None from the first worker).
+        # protocol.TimeRequest types `calibration` as plain JSON; the runtime checks it (None from the first worker).
         offered = cast(Mapping[str, Any], request).get("calibration")
         calibrated = isinstance(self.runtime, CalibratedRuntime)
         if offered is not None and calibrated:
@@ -285,7 +285,7 @@ class WorkerState:
         result: TimeResult = {"samples": samples, "device": self.runtime.describe(), "measure_wall_s": measure_wall_s,
                               "checks": checks, "timed_calls": timed.calls, "sets": sets,
                               "worker_wall_s": ended - started, "worker_phases_s": phases}
-        # For the next worker on this device (run/isolation.py keeps it); not in protocol.TimeResult yet.
+        # For the next worker on this device (run/isolation.py keeps it), as the protocol's plain JSON.
         cast(dict[str, Any], result)["calibration"] = (cast(CalibratedRuntime, self.runtime).calibration()
                                                        if calibrated else None)
         return result

@@ -120,10 +120,6 @@ def _declared_shapes(ref_path: str, default_dims: tuple[tuple[str, Any], ...]) -
     return load_reference(Path(ref_path), dict(default_dims)).shapes
 
 
-def is_triton_source(path: Path) -> bool:
-    return path.name.endswith(TRITON_SUFFIX)
-
-
 def find_ref(source: Path) -> Path:
     """The ref.py of the case a branch belongs to: beside it (`kernel.triton.py` at the case root) or
     two levels up (`branches/<name>/kernel.triton.py`)."""

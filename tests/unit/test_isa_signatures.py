@@ -1,4 +1,4 @@
-"""references/isa_signatures.json: schema, the original 26 method ids, and every pattern backed by a real dump."""
+"""isa/data/isa_signatures.json: schema, the original 26 method ids, and every pattern backed by a real dump."""
 from __future__ import annotations
 
 import json

@@ -1,26 +1,32 @@
-"""The ISA signature registry the plugin reads is package data; references/ holds a copy for people.
-
-pytest_dcuopt/isa/data/ is the source of truth (a wheel carries it); references/ must stay byte-for-byte equal,
-so an edit to one without the other fails here instead of silently changing nothing.
-"""
+"""The ISA signature registry has one copy: the package data the plugin reads (pytest_dcuopt/isa/data/, which a wheel
+carries). references/ points at it instead of keeping a second copy that could drift, and nothing reads one there."""
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from pytest_dcuopt.isa import signatures
 
-REFERENCES = Path(__file__).resolve().parents[3] / "references"
+ROOT = Path(__file__).resolve().parents[3]
+COPY_PATH = "references/" + "isa_signatures"  # split, so this file does not name the path it looks for
 
 
 @pytest.mark.parametrize("name", [signatures.SIGNATURES_NAME, signatures.SCHEMA_NAME])
-def test_references_keeps_a_byte_for_byte_copy_of_the_packaged_registry(name: str) -> None:
-    packaged = signatures.PACKAGED_DATA / name
-    copy = REFERENCES / name
-    assert copy.read_bytes() == packaged.read_bytes(), (
-        f"references/{name} differs from pytest_dcuopt/isa/data/{name} (the copy the plugin reads). Edit the "
-        f"packaged file and copy it: cp pytest_dcuopt/isa/data/{name} references/{name}")
+def test_the_registry_has_no_second_copy_in_references(name: str) -> None:
+    assert (signatures.PACKAGED_DATA / name).is_file()
+    assert not (ROOT / "references" / name).exists(), (
+        f"references/{name} is a second copy of pytest_dcuopt/isa/data/{name}; edit the packaged file only")
+
+
+def test_nothing_in_the_project_reads_a_copy_in_references() -> None:
+    listed = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
+    mentions = [f"{path}: {line.strip()}" for path in listed
+                if path.endswith((".py", ".sh", ".toml", ".md", ".json", ".cfg")) and (ROOT / path).is_file()
+                for line in (ROOT / path).read_text(errors="replace").splitlines()
+                if COPY_PATH in line]
+    assert mentions == []
 
 
 def test_the_default_registry_is_the_packaged_one_not_a_checkout_path() -> None:
