@@ -51,7 +51,7 @@ from .run.containment import protect_harness
 from .run.devices import cpu_share, lock_dir, xdist_worker_id
 from .run.integrity import DIGESTS
 from .run.isolation import close_all
-from .run.spares import SpareWorkers
+from .run.spare_workers import SpareWorkers
 from .timing.calibration import XDIST_RUN_ENV, CalibrationStore, shared_dir_for_run
 from .toolchains import Availability, Toolchain, make_toolchain, toolchain_class
 from .toolchains.cache import BuildCache

@@ -71,7 +71,7 @@ def hipcc_path() -> str | None:
 @functools.lru_cache(maxsize=1)
 def llvm_objdump_path() -> str | None:
     from pytest_dcuopt.toolchains.hip import HipToolchain
-    from pytest_dcuopt.toolchains.hip_tools import find_llvm_objdump
+    from pytest_dcuopt.toolchains.hip_install import find_llvm_objdump
 
     return find_llvm_objdump(HipToolchain().identity()) if hipcc_path() else None
 

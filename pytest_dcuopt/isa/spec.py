@@ -82,7 +82,7 @@ class IsaSpec:
         if bad:
             raise IsaMarkError(f"isa mark{where}: family {bad[0]!r} is not an ISA family; "
                                f"use one of {', '.join(FAMILIES)}")
-        from .signatures import load
+        from .signature_registry import load
 
         registry = load()
         for pattern, _ in self.require + self.forbid:

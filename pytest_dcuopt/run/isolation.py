@@ -70,7 +70,7 @@ from .devices import DevicePin, TimingLock, pin_for_worker, timing_lock, xdist_w
 from .integrity import DIGESTS
 from .launch import calling_thread, end_worker_processes, launch_worker, worker_environ
 from .processes import cpu_seconds, descendants, kill_all, running_threads
-from .spares import SpareWorkers, StartKey, quiet_needed
+from .spare_workers import SpareWorkers, StartKey, quiet_needed
 from .worker import CHANNEL_BROKEN_STATUS, END_NOTE, FATAL_STATUS, FrameError, read_frame, write_frame
 
 # How long an idle worker gets to exit by itself (and end what its kernel left) before it is killed.

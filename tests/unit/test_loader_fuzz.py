@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 from pytest_dcuopt.case import marks, model, reference
 from pytest_dcuopt.case.cabi import parse_solve_signature
 from pytest_dcuopt.cli.layout import RunLayout, load_state
-from pytest_dcuopt.isa import signatures
+from pytest_dcuopt.isa import signature_registry as signatures
 from pytest_dcuopt.profile import hipprof, ncu, perf, rocprof
 from tests.fuzz_settings import fuzz_settings
 from tests.unit.profile.hipprof_stats import parse_stats_csv

@@ -18,8 +18,8 @@ import pytest
 from pytest_dcuopt.case.buffers import check_fits_in_memory, resolve_shapes
 from pytest_dcuopt.case.cabi import Param, parse_solve_signature
 from pytest_dcuopt.case.model import load_case
+from pytest_dcuopt.case.parameter_binding import bind_parameters
 from pytest_dcuopt.case.reference import load_reference
-from pytest_dcuopt.case.signature import bind_parameters
 from pytest_dcuopt.check.verify import reference_outputs
 from pytest_dcuopt.errors import CaseError
 from pytest_dcuopt.report.records import BranchRecord

@@ -6,7 +6,7 @@ from typing import Any
 import pytest
 
 from pytest_dcuopt.case.cabi import parse_solve_signature
-from pytest_dcuopt.case.signature import bind_parameters
+from pytest_dcuopt.case.parameter_binding import bind_parameters
 from pytest_dcuopt.errors import SignatureError
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_dcuopt.isa import signatures
+from pytest_dcuopt.isa import signature_registry as signatures
 
 ROOT = Path(__file__).resolve().parents[3]
 COPY_PATH = "references/" + "isa_signatures"  # split, so this file does not name the path it looks for

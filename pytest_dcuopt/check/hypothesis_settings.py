@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 
-def register_profiles() -> None:
+def register_hypothesis_settings() -> None:
     from hypothesis import HealthCheck, settings
 
     slow_ok = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much]

@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 from ..tool import which
 from .cuda import find_cuobjdump
-from .hip_tools import find_dccobjdump, install_roots
+from .hip_install import find_dccobjdump, install_roots
 
 
 def in_path_or_install_roots(name: str, env_var: str | None = None) -> Callable[[], str | None]:
