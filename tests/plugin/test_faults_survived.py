@@ -1,6 +1,6 @@
 """Faults survived, nothing left running, no wrong champion.
 
-Black-box like test_trust.py: pytest runs in a subprocess on fixture cases from tests/data/cases, and the
+Black-box like test_correctness_checks.py: pytest runs in a subprocess on fixture cases from tests/data/cases, and the
 tests look only at what it leaves behind: exit status, state.json, terminal output, and the processes in
 /proc. Processes a test finds still running (on a regression) are ended by the test, by pid, after checking
 that they carry this test's marker in their environment.
