@@ -14,7 +14,7 @@ worker starts with), and every worker knows the lock that makes its measurements
 bench/run.py around timing).
 
 Starting (`launch.py`): a start takes one of the session's spare workers when one was started ahead for the same
-environment (`spares.py`: the worker then has its toolchain's modules, torch, imported already), else starts a
+environment (`spare_workers.py`: the worker then has its toolchain's modules, torch, imported already), else starts a
 process; the record's `device.worker_start` says which. A case's workers are closed when the run moves on to another
 case (session.release_workers), so their memory is not held while other cases run.
 

@@ -3,7 +3,7 @@
 Started by `launch.launch_worker` as
 `python -m pytest_dcuopt.run.worker <response-fd> <pytest-pid> main-thread|other-thread [module,module...]`; the
 worker imports the listed modules before it reads its first request (a spare worker does that ahead of need,
-`spares.py`, and answers `ping` once it has).
+`spare_workers.py`, and answers `ping` once it has).
 That process forks at once: the parent stays a small *supervisor*, the child is the *worker* that
 loads the kernel. Requests arrive on stdin, responses leave on a dedicated pipe; the kernel's own
 stdout is redirected to stderr (a log file) so that a printf in a kernel cannot corrupt the protocol.
