@@ -1,4 +1,4 @@
-"""Issue 10's contract cases on a CUDA GPU (driven by tools/device/contract_check.sh).
+"""The contract cases on a CUDA GPU (driven by tools/device/contract_check.sh).
 
 The cases tests/data/cases/contract_* reproduce code written elsewhere (positional names, an accumulating
 histogram, derived shapes, related dims, a long float32 reduction, an allocating solve). Each kernel.cpp has a CUDA

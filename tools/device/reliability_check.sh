@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 11 on one CUDA GPU (an H200): work left running on another stream, and a GPU out of memory.
+# On one CUDA GPU (an H200): work left running on another stream, and a GPU out of memory.
 #
 #   bash tools/device/reliability_check.sh
 #
