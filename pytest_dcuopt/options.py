@@ -431,7 +431,7 @@ def chosen_run_seed(config: pytest.Config) -> int:
 
 
 def default_spares() -> int:
-    from .run.spares import default_count
+    from .run.spare_workers import default_count
 
     return default_count()
 

@@ -13,7 +13,7 @@ from .files import RunDirLock
 from .options import RUN_SEED_KEY, Options, add_options
 
 if TYPE_CHECKING:
-    from .handle import CaseHandle
+    from .case_handle import CaseHandle
     from .observe import Observer
     from .run.interrupt import InterruptGuard
     from .session import DcuOptSession
@@ -37,11 +37,11 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 
 @pytest.hookimpl(trylast=True)
 def pytest_configure(config: pytest.Config) -> None:
-    from .check.profiles import register_profiles
+    from .check.hypothesis_settings import register_hypothesis_settings
     from .session import DcuOptSession
 
     markers.register(config)
-    register_profiles()
+    register_hypothesis_settings()
     _warn_deprecated_options(config)
     observers = [o for found in config.hook.pytest_dcuopt_observers(config=config) for o in found]
     config.stash[SESSION_KEY] = DcuOptSession(config, Options.from_config(config), observers)
@@ -168,7 +168,7 @@ def dcuopt_session(request: pytest.FixtureRequest) -> DcuOptSession:
 @pytest.fixture
 def dcuopt_case(request: pytest.FixtureRequest) -> CaseHandle:
     """The kernel case in this test module's directory: `dcuopt_case.check("b1", {"N": 4097})`."""
-    from .handle import CaseHandle
+    from .case_handle import CaseHandle
 
     return CaseHandle(request.config.stash[SESSION_KEY], request.path.parent, request.node.nodeid)
 

@@ -36,7 +36,7 @@ from .check.verify import CheckSettings, check_before_timing, checked_call, run_
 from .errors import CaseError, DcuOptError, ReportError, TimedCallsWrong, ToolchainUnavailable
 from .files import point_latest, write_atomic
 from .gate import REPORT_NAME as GATE_REPORT
-from .gate import build_gate
+from .gate import build_gate, xdist_workers
 from .gate import entry as gate_entry
 from .gate.ci import append_step_summary
 from .observe import Observer
@@ -51,7 +51,7 @@ from .run.containment import protect_harness
 from .run.devices import cpu_share, lock_dir, xdist_worker_id
 from .run.integrity import DIGESTS
 from .run.isolation import close_all
-from .run.spares import SpareWorkers
+from .run.spare_workers import SpareWorkers
 from .timing.calibration import XDIST_RUN_ENV, CalibrationStore, shared_dir_for_run
 from .toolchains import Availability, Toolchain, make_toolchain, toolchain_class
 from .toolchains.cache import BuildCache
@@ -472,7 +472,7 @@ class DcuOptSession:
             "options": self.options.to_json(), "toolchains": self.toolchains_json(),
             "containment": {"harness": self.harness_containment}, "integrity": self._integrity(errors),
             "scope": {"complete": not partial, "partial_because": list(partial),
-                      "selection": run_selection(self.config)},
+                      "selection": run_selection(self.config), "workers": xdist_workers(self.config)},
         }
         state = build_state(self.records.values(), header)
         if self.gate is not None:

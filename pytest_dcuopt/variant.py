@@ -26,12 +26,12 @@ from typing import Any
 from .case.buffers import is_float, resolve_shapes
 from .case.cabi import Param, parse_solve_signature
 from .case.model import Branch, KernelCase
+from .case.parameter_binding import bind_parameters
 from .case.reference import Reference, load_reference
-from .case.signature import bind_parameters
 from .errors import CaseError, CompileError, DcuOptError, SignatureError
 from .report.records import BranchRecord
 from .run.isolation import IsolatedKernel, WorkerSpec
-from .run.spares import SpareWorkers
+from .run.spare_workers import SpareWorkers
 from .timing.calibration import CalibrationStore
 from .toolchains.base import Artifact, BranchUnavailable, Toolchain
 from .toolchains.binding import BindSpec

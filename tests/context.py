@@ -27,9 +27,9 @@ def cuobjdump_path() -> str | None:
 
 @functools.lru_cache(maxsize=1)
 def hip_headers_missing() -> str | None:
-    from pytest_dcuopt.toolchains.cuda import hip_headers_reason
+    from pytest_dcuopt.toolchains.hip_nvidia import find_hip_headers, missing_reason
 
-    return hip_headers_reason()
+    return None if find_hip_headers() else missing_reason()
 
 
 @functools.lru_cache(maxsize=1)
@@ -71,7 +71,7 @@ def hipcc_path() -> str | None:
 @functools.lru_cache(maxsize=1)
 def llvm_objdump_path() -> str | None:
     from pytest_dcuopt.toolchains.hip import HipToolchain
-    from pytest_dcuopt.toolchains.hip_tools import find_llvm_objdump
+    from pytest_dcuopt.toolchains.hip_install import find_llvm_objdump
 
     return find_llvm_objdump(HipToolchain().identity()) if hipcc_path() else None
 

@@ -14,7 +14,7 @@ holds the lock once around all its rounds: a second flock by the same process wo
 The A/B is a light operation: only its last round makes the checked calls (the branch's own timing run has
 made them already; each moves every buffer through the worker's pipe and is compared on the host, seconds per
 round at 32M elements), and its rounds take the primary samples only, never the side figures (hot,
-hot-rotated, the original method, the launch overhead; `timing.side`). Under pytest-benchmark's
+hot-rotated, the original method, the launch overhead; `timing.side_figures`). Under pytest-benchmark's
 --benchmark-disable nothing is timed: the benchmark test makes one checked call (`run_disabled`).
 
 A benchmark test times its branch at one `BenchPoint`: the default dims, or one of the case's benchmark sizes

@@ -22,8 +22,8 @@ from typing import Any
 
 from ..files import write_atomic
 from ..isa.checks import FAIL, PASS
-from ..isa.signatures import Registry
-from ..isa.signatures import load as load_signatures
+from ..isa.signature_registry import Registry
+from ..isa.signature_registry import load as load_signatures
 from ..report.machine import now
 from ..tool import ToolResult
 from ..toolchains import toolchain_class

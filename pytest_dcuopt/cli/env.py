@@ -1,7 +1,7 @@
 """`dcuopt env`: what this machine can do, to env.json (toolchains, arch, wave size, tools present or degraded).
 
 Toolchains are probed through the registry (`availability()` of every registered toolchain); tools are looked up
-through `toolchains.tools.TOOL_FINDERS` (PATH, then the ROCm/DTK install roots for the DTK tools), each with its
+through `toolchains.tool_finders.TOOL_FINDERS` (PATH, then the ROCm/DTK install roots for the DTK tools), each with its
 version line. Two tools are probed beyond being present: hipprof's hardware counters (`hipprof --list-basic` exits
 0: `pmc_available`, the seed's probe) and perf's (`perf stat -e instructions true` counts: a VM without a PMU has
 perf installed and no counters, so perf is not listed as available there).
@@ -24,9 +24,9 @@ from ..profile.backends import PerfBackend
 from ..report.machine import now
 from ..tool import run_tool
 from ..toolchains import make_toolchain, registered_names
-from ..toolchains.tools import TOOL_FINDERS
+from ..toolchains.tool_finders import TOOL_FINDERS
 
-# name -> what the loop loses without it (how each is found: toolchains/tools.py)
+# name -> what the loop loses without it (how each is found: toolchains/tool_finders.py)
 TOOL_LOSSES: dict[str, str] = {
     "hipcc": "no HIP builds (DCU/ROCm kernels)",
     "hipprof": "no DCU profile: roofline budget and counters are degraded",

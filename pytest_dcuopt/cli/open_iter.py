@@ -30,7 +30,7 @@ from typing import Any
 from ..files import write_atomic
 from ..profile import sqtt
 from ..report.machine import now
-from ..toolchains.tools import TOOL_FINDERS
+from ..toolchains.tool_finders import TOOL_FINDERS
 from . import methods
 from .harness import HarnessRun, run_pytest, skip_reasons
 from .layout import (

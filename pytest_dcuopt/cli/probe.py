@@ -30,7 +30,7 @@ from ..files import write_atomic
 from ..report.machine import now
 from ..tool import ToolResult, run_tool
 from ..toolchains.hip import INSTALL_HINT, HipToolchain, is_hygon
-from ..toolchains.hip_tools import HIP_ENV
+from ..toolchains.hip_install import HIP_ENV
 
 PROBES_DIR = "probes"
 PROBES_NAME = "probes.json"

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..options import Options
-from .baseline import Baseline, resolve_baseline
+from .baseline import Baseline, resolve_baseline, xdist_workers
 from .judge import REPORT_NAME, Gate, TimingVerdict, entry, judge_samples
 from .rule import GateRule
 
@@ -26,4 +26,5 @@ def build_gate(options: Options, selection: Sequence[str] = ()) -> Gate | None:
     return Gate(baseline, rule)
 
 
-__all__ = ["REPORT_NAME", "Gate", "GateRule", "TimingVerdict", "build_gate", "entry", "judge_samples"]
+__all__ = ["REPORT_NAME", "Gate", "GateRule", "TimingVerdict", "build_gate", "entry", "judge_samples",
+           "xdist_workers"]

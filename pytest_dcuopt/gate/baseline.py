@@ -29,6 +29,34 @@ def resolve_baseline(text: str, run_dir: Path) -> Path:
     return path.resolve()
 
 
+def xdist_workers(config: pytest.Config) -> int:
+    """How many xdist workers this session ran its tests on (0: no xdist, the tests ran in this process). On the
+    controller xdist has turned `-n N` into N `popen` specs; `--tx` specs may say `N*spec`."""
+    option = config.option
+    if getattr(option, "dist", "no") == "no":
+        return 0
+    count = 0
+    for spec in getattr(option, "tx", None) or []:
+        times, star, _ = str(spec).partition("*")
+        count += int(times) if star and times.isdigit() else 1
+    return count
+
+
+def describe_workers(workers: int) -> str:
+    return "no xdist workers (-n 0)" if workers == 0 else f"{workers} xdist workers (-n {workers})"
+
+
+def parallelism_warning(baseline_workers: int | None, workers: int | None) -> str | None:
+    """A sentence when the baseline ran with another number of xdist workers than this run, else None (also when
+    either run did not record it). Under the device lock such timings are comparable, so the gate goes on; a branch
+    timed beside other workers without the lock is REFUSED on its own (`refusals`)."""
+    if baseline_workers is None or workers is None or baseline_workers == workers:
+        return None
+    return (f"the baseline ran with {describe_workers(baseline_workers)}, this run with {describe_workers(workers)}: "
+            "builds, collection and the other workers' work share the host with every timing, so the two runs were "
+            "not measured alike; gate runs made the same way (both with -n 0 for a CPU kernel)")
+
+
 def refuse_partial(path: Path, state: Mapping[str, Any], selection: Sequence[str]) -> None:
     """A baseline must have run what this run runs: against a partial one, every branch it did not run passes as
     NEW. A baseline with this run's own selection (the same -k, -m, test ids) ran the same tests and is taken; one
@@ -75,6 +103,12 @@ class Baseline:
             raise pytest.UsageError(f"{COMPARE_OPTION}: {path} is not a valid state.json: {first_line}") from None
         refuse_partial(path, state, selection)
         return cls(path, state)
+
+    @property
+    def workers(self) -> int | None:
+        """How many xdist workers the baseline ran with (state.json `scope.workers`); None when not recorded."""
+        value = (self.state.get("scope") or {}).get("workers")
+        return value if isinstance(value, int) else None
 
     @property
     def label(self) -> str:

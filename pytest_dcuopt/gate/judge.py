@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..report.records import BranchRecord
-from .baseline import Baseline, gate_samples_ms, refusals
+from .baseline import Baseline, gate_samples_ms, parallelism_warning, refusals
 from .rule import AMBIGUOUS, NEW, NOT_TIMED, REFUSED, SLOW, VERDICTS, GateRule, decide, device_timed, too_few_samples
 from .stats import Change, ratio_interval
 
@@ -106,6 +106,11 @@ class Gate:
             "regressions": len(regressions),
             "missing": ["/".join(k) for k in self.baseline.branch_keys() if k not in present],
         }
+        workers = (state.get("scope") or {}).get("workers")
+        warning = parallelism_warning(self.baseline.workers, workers if isinstance(workers, int) else None)
+        if warning is not None:
+            state["gate"]["parallelism"] = {"baseline_workers": self.baseline.workers, "workers": workers,
+                                            "warning": warning}
 
     def branch_gate(self, key: tuple[str, ...], branch: Mapping[str, Any],
                     timing: Mapping[str, Any] | None) -> dict[str, Any]:

@@ -19,9 +19,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .lines import instructions
+from .instruction_lines import instructions
 from .model import UNSPLIT, Instruction, IsaDump
-from .signatures import PATTERN_FLAGS, FamilySignature, Registry, load
+from .signature_registry import PATTERN_FLAGS, FamilySignature, Registry, load
 from .spec import BOUNDS, IsaSpec
 from .symbols import base_name
 

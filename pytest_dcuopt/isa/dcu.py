@@ -19,7 +19,7 @@ from pathlib import Path
 
 from ..tool import ToolResult, run_tool
 from .functions import split_asm, split_objdump, split_on_headers
-from .lines import parse_amdgcn
+from .instruction_lines import parse_amdgcn
 from .model import UNSPLIT
 
 _FUNCTION_HEADER_RE = re.compile(r"^\s*Function\s*:\s*(?P<name>\S+)\s*$", re.M)

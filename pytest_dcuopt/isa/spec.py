@@ -4,7 +4,7 @@ Keyword arguments (all optional, at least one check is required):
 
     require        pattern | [patterns] | {pattern: min_count}   instructions that must appear
     forbid         pattern | [patterns] | {pattern: max_count}   instructions that must not (more than max) appear
-    methods        id | [ids]      method ids whose signatures (references/isa_signatures.json) must appear
+    methods        id | [ids]      method ids whose signatures (isa/data/isa_signatures.json) must appear
     function       name | [names]  scope: functions to check (exact, demangled, bare name or glob);
                                    default: every function of the branch's own binary
     family         name | [names]  ISA families the mark applies to (x86, amdgcn, dcu, sass; amdgcn covers dcu)
@@ -82,7 +82,7 @@ class IsaSpec:
         if bad:
             raise IsaMarkError(f"isa mark{where}: family {bad[0]!r} is not an ISA family; "
                                f"use one of {', '.join(FAMILIES)}")
-        from .signatures import load
+        from .signature_registry import load
 
         registry = load()
         for pattern, _ in self.require + self.forbid:

@@ -72,3 +72,6 @@ def built_artifact(context: ObserverContext, variant: Variant, *, runs_kernel: b
         pytest.fail(str(variant.setup_error), pytrace=False)
     assert variant.artifact is not None
     return variant.artifact
+
+
+__all__ = ["Observer", "ObserverContext", "built_artifact"]

@@ -1,4 +1,4 @@
-"""hipprof (DTK) and rocprof v1 output: the per-dispatch PMC CSV, the `--stats` kernel table, joins.
+"""hipprof (DTK) and rocprof v1 output: the per-dispatch PMC CSV and joins.
 
 Formats (recorded on gfx936 / BW1000 / DTK 25.10; see docs/profiling.md and tests/data/profile/):
 
@@ -7,7 +7,6 @@ Formats (recorded on gfx936 / BW1000 / DTK 25.10; see docs/profiling.md and test
   <counters>,DispatchNs,BeginNs,EndNs,CompleteNs`, one row per dispatch; multi-instance counters carry an `[i]`
   suffix (TA: 16 instances, TCC: 32) and are summed here. rocprof v1 writes the same layout (older runtimes:
   `vgpr,sgpr,fbar`), possibly after banner lines.
-* `*.hipkernel.csv` / rocprof `results.stats.csv`: `"Name","Calls","TotalDurationNs","AverageNs","Percentage"`.
 
 Counter semantics, as calibrated on gfx936 (kernel-roofline-analysis-tools `kra/pmc/hipprof_csv.py`): HBM read
 bytes `64*(RDREQ-RDREQ_32B)+32*RDREQ_32B` (+ the EA1 terms), write bytes `64*WRREQ_64B+32*(WRREQ-WRREQ_64B)`;
@@ -19,7 +18,6 @@ import csv
 import io
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
 from .kernels import KernelRow
 from .metrics import Metric
@@ -116,26 +114,6 @@ def join_by_dispatch(groups: Mapping[str, Sequence[KernelRow]]) -> list[KernelRo
                 if key in extra.fields:
                     row.fields[f"{name}.{key}"] = extra.fields[key]
     return joined
-
-
-@dataclass(frozen=True)
-class KernelStat:
-    name: str
-    calls: int
-    total_ns: float
-    average_ns: float
-    percentage: float
-
-
-def parse_stats_csv(text: str) -> list[KernelStat]:
-    """`*.hipkernel.csv` / rocprof `results.stats.csv` (extra rocprofv3 columns are ignored)."""
-    reader = csv.DictReader(text.splitlines())  # splitlines: a bare \r ends a line, not the parse
-    try:
-        return [KernelStat(r["Name"], int(float(r["Calls"])), float(r["TotalDurationNs"]), float(r["AverageNs"]),
-                           float(r["Percentage"])) for r in reader if r.get("Name")]
-    except (KeyError, TypeError, ValueError, OverflowError) as exc:  # a missing column, a short row, not a number
-        raise PmcFormatError(f"not a kernel stats CSV (Name, Calls, TotalDurationNs, AverageNs, Percentage): "
-                             f"{type(exc).__name__}: {exc}") from None
 
 
 def aborted(returncode: int, stderr: str) -> bool:

@@ -16,10 +16,6 @@ The registry refers to `isa/data/isa_signatures.json` by id: that file stays the
                  with a known reason (the priority scan)
     conflicts    no two conflicting methods in one iteration
     coupled      a coupled method comes with its partner (or after it was applied)
-
-Fixed against the original validate_methods.py: a method could never be selected again (here: again after
-the bound changed), arch checks compared gfx numbers (gfx90a -> 90; here: features per arch), and
-required_features were never checked.
 """
 from __future__ import annotations
 
@@ -33,8 +29,6 @@ from typing import Any
 
 from ..errors import DcuOptError
 from .metrics import CANONICAL
-
-RULES = ("schema", "duplicate", "unknown_id", "axis", "budget", "arch", "history", "priority", "conflicts", "coupled")
 
 
 class RegistryError(DcuOptError):
@@ -251,60 +245,3 @@ def _relations(selected: Sequence[Mapping[str, Any]], methods: Mapping[str, Any]
                 found.append(Rejection("coupled", f"{method_id} needs {partner} in the same iteration (or applied "
                                                   "before): they only pay together"))
     return found
-
-
-FAMILY_NAMES = {"dcu": "Hygon DCU", "amdgcn": "AMDGCN", "sass": "NVIDIA SASS", "x86": "x86"}
-
-
-def catalog_markdown(registry: Mapping[str, Any] | None = None, signatures: Mapping[str, Any] | None = None) -> str:
-    """references/optimization_catalog.md: per method, what it changes, when it pays, the counters that show the
-    need for it, and the ISA that proves it was applied, all from the registry and isa_signatures.json (so the
-    catalog cannot drift from the data the loop validates against; tests/unit/test_profile_methods.py checks)."""
-    registry = registry or load_registry()
-    signatures = signatures or _data("pytest_dcuopt.isa", "data/isa_signatures.json")
-    lines = ["# Optimization catalog", "",
-             "Generated from the method registry (`pytest_dcuopt/isa/data/methods.json`) and the ISA signatures",
-             "(`pytest_dcuopt/isa/data/isa_signatures.json`) by `pytest_dcuopt.profile.methods.catalog_markdown()`;",
-             "edit those files, then regenerate: `python -c \"from pytest_dcuopt.profile.methods import "
-             "catalog_markdown; print(catalog_markdown(), end='')\" > references/optimization_catalog.md`.",
-             "Metric names are the normalized ones of [dcu_metrics_guide.md](dcu_metrics_guide.md).", ""]
-    ordered = sorted(registry["methods"].items(), key=lambda kv: (AXIS_ORDER.index(kv[1]["axis"]), kv[1]["priority"]))
-    axis = None
-    for method_id, method in ordered:
-        if method["axis"] != axis:
-            axis = method["axis"]
-            lines += [f"## {axis.capitalize()} axis", ""]
-        lines += _catalog_entry(method_id, method, signatures["methods"].get(method_id, {}))
-    return "\n".join(lines)
-
-
-AXIS_ORDER = ("memory", "compute", "latency")
-
-
-def _catalog_entry(method_id: str, method: Mapping[str, Any], signature: Mapping[str, Any]) -> list[str]:
-    needs = method["requires"]
-    requirement = ", ".join([*(f"feature `{f}`" for f in needs["features"]), *(f"arch {a}" for a in needs["archs"])])
-    lines = [f"### `{method_id}` (priority {method['priority']})", "",
-             f"- **Changes**: {method['description']}", f"- **Pays when**: {method['pays_when']}"]
-    lines += [f"- **Counter**: `{i['metric']}` ({i['direction'].replace('_', ' ')}): {i['why']}"
-              for i in method["indicators"]]
-    if requirement:
-        lines.append(f"- **Requires**: {requirement}")
-    if method["coupled"] or method["conflicts"]:
-        lines.append(f"- **Coupled with**: {', '.join(method['coupled']) or '-'}; **conflicts with**: "
-                     f"{', '.join(method['conflicts']) or '-'}")
-    if signature.get("hint"):
-        lines.append(f"- **When the ISA check fails**: {signature['hint']}")
-    for family, entry in signature.get("families", {}).items():
-        lines.append(f"- **ISA ({FAMILY_NAMES.get(family, family)})**: {_isa_evidence(entry)}")
-    return [*lines, ""]
-
-
-def _isa_evidence(entry: Mapping[str, Any]) -> str:
-    if entry.get("evidence") == "none":
-        return f"no instruction of its own: {entry.get('reason', '')}"
-    groups = [" and ".join(f"`{p}`" for p in group.get("all", [])) for group in entry.get("groups", [])]
-    found = " or ".join(g for g in groups if g)
-    if entry.get("resources"):
-        found = (found + "; " if found else "") + f"resources {json.dumps(entry['resources'])}"
-    return found or "(no pattern)"

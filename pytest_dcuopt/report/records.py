@@ -33,7 +33,7 @@ class BranchRecord:
     skipped: str | None = None
     # What observers and `pytest_dcuopt_update_branch_record` hooks add (hookspec.py); kept in state.json.
     observations: dict[str, Any] = field(default_factory=dict)
-    isa: dict[str, Any] | None = None  # ISA verdicts (isa/runner.py record_summary); details in isa_check.json
+    isa: dict[str, Any] | None = None  # ISA verdicts (observe/isa.py record_summary); details in isa_check.json
     # Per benchmark size (ref.py `bench_sizes`): {"dims", "order" (its place among the declared sizes), "timing",
     # "throughput", "device", "skipped", "error"}. Empty for a case timed at its default dims only, whose timing is
     # the fields above.
@@ -58,11 +58,6 @@ class BranchRecord:
         return replace(self, size=size, sizes={}, timing=entry.get("timing"),
                        throughput=dict(entry.get("throughput") or {}), device=dict(entry.get("device") or {}),
                        skipped=entry.get("skipped") or self.skipped, error=entry.get("error") or self.error)
-
-    @property
-    def extra(self) -> dict[str, Any]:
-        """Transitional alias of `observations` (the field's old name), until bench/run.py moves to the new name."""
-        return self.observations
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

@@ -338,6 +338,8 @@ def gate_section(state: Mapping[str, Any]) -> list[str]:
            "has it whole", f"- verdicts: {counts}; regressions: {gate.get('regressions', 0)}"]
     if gate.get("missing"):
         out.append(f"- in the baseline, not in this run: {md_text(', '.join(gate['missing']))}")
+    if gate.get("parallelism"):
+        out.append(f"- **Warning:** {md_text(gate['parallelism']['warning'])}")
     return [*out, "", *table, ""]
 
 

@@ -14,7 +14,7 @@ worker starts with), and every worker knows the lock that makes its measurements
 bench/run.py around timing).
 
 Starting (`launch.py`): a start takes one of the session's spare workers when one was started ahead for the same
-environment (`spares.py`: the worker then has its toolchain's modules, torch, imported already), else starts a
+environment (`spare_workers.py`: the worker then has its toolchain's modules, torch, imported already), else starts a
 process; the record's `device.worker_start` says which. A case's workers are closed when the run moves on to another
 case (session.release_workers), so their memory is not held while other cases run.
 
@@ -71,7 +71,7 @@ from .devices import DevicePin, TimingLock, pin_for_worker, timing_lock, xdist_w
 from .integrity import DIGESTS
 from .launch import calling_thread, end_worker_processes, launch_worker, worker_environ
 from .processes import cpu_seconds, descendants, kill_all, running_threads
-from .spares import SpareWorkers, StartKey, quiet_needed
+from .spare_workers import SpareWorkers, StartKey, quiet_needed
 from .worker import CHANNEL_BROKEN_STATUS, END_NOTE, FATAL_STATUS, FrameError, read_frame, write_frame
 
 # How long an idle worker gets to exit by itself (and end what its kernel left) before it is killed.

@@ -1,5 +1,5 @@
 """Starting and ending a kernel's worker process (the process layout is in `worker.py`, its leash in
-`processes.py`; `isolation.py` speaks to a started worker, `spares.py` keeps one started ahead)."""
+`processes.py`; `isolation.py` speaks to a started worker, `spare_workers.py` keeps one started ahead)."""
 from __future__ import annotations
 
 import os

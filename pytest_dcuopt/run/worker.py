@@ -3,7 +3,7 @@
 Started by `launch.launch_worker` as
 `python -m pytest_dcuopt.run.worker <response-fd> <pytest-pid> main-thread|other-thread [module,module...]`; the
 worker imports the listed modules before it reads its first request (a spare worker does that ahead of need,
-`spares.py`, and answers `ping` once it has).
+`spare_workers.py`, and answers `ping` once it has).
 That process forks at once: the parent stays a small *supervisor*, the child is the *worker* that
 loads the kernel. Requests arrive on stdin, responses leave on a dedicated pipe; the kernel's own
 stdout is redirected to stderr (a log file) so that a printf in a kernel cannot corrupt the protocol.
@@ -248,7 +248,7 @@ class WorkerState:
         assert self.kernel is not None and self.runtime is not None
         plan = request["plan"]
         ready = time.perf_counter()
-        # The `calibration` key is not in protocol.TimeRequest yet: read it untyped (None from the first worker).
+        # protocol.TimeRequest types `calibration` as plain JSON; the runtime checks it (None from the first worker).
         offered = cast(Mapping[str, Any], request).get("calibration")
         calibrated = isinstance(self.runtime, CalibratedRuntime)
         if offered is not None and calibrated:
@@ -285,7 +285,7 @@ class WorkerState:
         result: TimeResult = {"samples": samples, "device": self.runtime.describe(), "measure_wall_s": measure_wall_s,
                               "checks": checks, "timed_calls": timed.calls, "sets": sets,
                               "worker_wall_s": ended - started, "worker_phases_s": phases}
-        # For the next worker on this device (run/isolation.py keeps it); not in protocol.TimeResult yet.
+        # For the next worker on this device (run/isolation.py keeps it), as the protocol's plain JSON.
         cast(dict[str, Any], result)["calibration"] = (cast(CalibratedRuntime, self.runtime).calibration()
                                                        if calibrated else None)
         return result

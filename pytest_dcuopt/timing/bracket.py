@@ -188,10 +188,6 @@ class AfterEndEvent:
     idle_s: list[float]
     verdict: str  # "idle", WORK_LEFT_RUNNING, or "not checked: <why>"
 
-    @property
-    def left_running(self) -> bool:
-        return self.verdict == WORK_LEFT_RUNNING
-
     def to_json(self) -> dict[str, Any]:
         return {"verdict": self.verdict, "waits_us": [significant(w * 1e6) for w in self.waits_s],
                 "idle_us": [significant(w * 1e6) for w in self.idle_s],

@@ -25,7 +25,7 @@ The method (docs/gpu-timing.md has the reasoning and the H200 evidence), in the 
 * **Event bracket cost removed** (`timing.offset`, `extra["event_offset"]`): subtracted from every cold
   sample (offset/batch from hot ones); the record keeps the raw event median beside the corrected one
   and says when no correction could be made.
-* **Side measurements** (`timing.side`): the original skill's number in `extra["seed_method"]`, the host
+* **Side measurements** (`timing.side_figures`): the original skill's number in `extra["seed_method"]`, the host
   cost of one call in `extra["launch_overhead"]`, and clocks / temperature before, during and after
   sampling in `extra["telemetry"]`. Hot, hot-rotated, the original method and the launch overhead cost time
   every branch: they are taken only with `policy.side_figures` (the plugin's --dcuopt-side-figures), else
@@ -66,7 +66,7 @@ from .bracket import (
 )
 from .offset import event_offset
 from .policy import Samples, TimingPolicy, choose_method, sample_quality, should_stop, significant
-from .side import absent_side_figure, describe_samples, launch_overhead, seed_method
+from .side_figures import absent_side_figure, describe_samples, launch_overhead, seed_method
 from .sync import Detection, SyncMarks, SyncSampled, detect_sync, sample_marked, sample_sync, sync_record
 
 ROTATION_TARGET = 3.0  # rotate over input sets totalling at least this x L2

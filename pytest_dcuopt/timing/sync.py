@@ -57,7 +57,7 @@ from .backend import Activity, DeviceBackend, Event
 from .bracket import Hiding
 from .offset import split_activities
 from .policy import TimingPolicy, sample_quality, should_stop, significant
-from .side import describe_samples
+from .side_figures import describe_samples
 
 DETECT_MIN_DELAY_S = 1e-3  # far beyond the host cost of an asynchronous call (5-15 us on the H200)
 DETECT_MAX_DELAY_S = 0.1

@@ -190,7 +190,7 @@ class Toolchain(abc.ABC):
 
     @classmethod
     def worker_modules(cls) -> tuple[str, ...]:
-        """What a worker imports before its first request (run/spares.py): this toolchain's module, then
+        """What a worker imports before its first request (run/spare_workers.py): this toolchain's module, then
         `preload_modules`."""
         return (cls.__module__, *cls.preload_modules)
 

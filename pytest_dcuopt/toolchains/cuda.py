@@ -45,7 +45,6 @@ from .hip_nvidia import (
     NVIDIA_MACRO,
     compat_include_dir,
     find_hip_headers,
-    missing_reason,
 )
 from .probe import IMPORT_TORCH, python_probe
 from .torch_runtime import ErrorSource, TorchDeviceToolchain
@@ -328,8 +327,4 @@ def cuobjdump_missing() -> str:
             "install it with `pip install nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm` (no GPU or toolkit needed; "
             "cuobjdump runs nvdisasm for SASS)")
 
-
-def hip_headers_reason() -> str | None:
-    """None when `.hip` sources can be built for NVIDIA here, else why not."""
-    return None if find_hip_headers() else missing_reason()
 

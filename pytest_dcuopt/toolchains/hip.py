@@ -35,8 +35,8 @@ from ..tool import ToolResult, run_tool, which
 from .base import Artifact, Availability, Capability
 from .build import Compiled, build_cached, run_compiler
 from .cache import BuildCache
+from .hip_install import HIP_ENV, find_dccobjdump, find_llvm_objdump, install_roots
 from .hip_isa import dump_hip_artifact
-from .hip_tools import HIP_ENV, find_dccobjdump, find_llvm_objdump, install_roots
 from .probe import IMPORT_TORCH, python_probe, torch_build
 from .torch_runtime import ErrorSource, TorchDeviceToolchain
 

@@ -12,8 +12,8 @@ without importing the branch (no triton import in the pytest process):
   and dims.json (+ dims.triton.json): every other launcher parameter must be a dim (a scalar).
 
 A launcher whose names are not the case's (`solve(x, y, out, n)` for a reference's `A, B, C, N`) is bound by
-position, as a C ABI `solve` is (case/signature.py): the contract then speaks the reference's names and keeps the
-launcher's own in `launcher_names`, which the call uses.
+position, as a C ABI `solve` is (case/parameter_binding.py): the contract then speaks the reference's names and
+keeps the launcher's own in `launcher_names`, which the call uses.
 
 The contract is derived once at build time and stored beside the build as JSON; the worker binds
 buffers from it (`params` gives the same `Param`s the C ABI parser gives, so `binding.CAbiBinding`
@@ -33,8 +33,8 @@ from typing import Any
 from ..case.buffers import resolve_shapes
 from ..case.cabi import Param
 from ..case.model import load_dims, load_toolchain_dims
+from ..case.parameter_binding import ParameterBinding, bind_launcher
 from ..case.reference import import_ref_module, load_reference
-from ..case.signature import ParameterBinding, bind_launcher
 from ..errors import CaseError, SignatureError
 
 LAUNCHER = "solve"
@@ -118,10 +118,6 @@ class TritonContract:
 def _declared_shapes(ref_path: str, default_dims: tuple[tuple[str, Any], ...]) -> Any:
     """ref.py's validated `shapes` (loaded once per process: the worker binds many dims)."""
     return load_reference(Path(ref_path), dict(default_dims)).shapes
-
-
-def is_triton_source(path: Path) -> bool:
-    return path.name.endswith(TRITON_SUFFIX)
 
 
 def find_ref(source: Path) -> Path:

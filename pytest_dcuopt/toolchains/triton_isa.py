@@ -28,12 +28,12 @@ from typing import TYPE_CHECKING, Any
 
 from ..isa import amdgcn, elf
 from ..isa.functions import split_asm, split_objdump
-from ..isa.lines import parse_amdgcn
+from ..isa.instruction_lines import parse_amdgcn
 from ..isa.model import IsaDump, ResourceUsage
 from ..isa.sass import parse_resource_usage, split_sass
 from ..tool import run_tool, which
 from .hip import HYGON_ARCHS, is_hygon
-from .hip_tools import LLVM_OBJDUMP_ENV, install_roots
+from .hip_install import LLVM_OBJDUMP_ENV, install_roots
 from .probe import python_probe, torch_build
 from .triton_aot import KERNEL_METADATA
 from .triton_contract import TritonContract

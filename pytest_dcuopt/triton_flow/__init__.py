@@ -10,4 +10,8 @@ timing), fallback (the model timed compiled vs with the hot region under torch._
 investigation's output contract) and to_case (a captured kernel as a harness case).
 
 torch and triton are imported inside the functions that need them, never at module level.
+
+Stable: the modules in `__all__`.
 """
+
+__all__ = ["capture", "report", "to_case"]  # the stable submodules; the others may change

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..report.machine import now
 from ..toolchains.probe import python_probe
-from ..toolchains.tools import TOOL_FINDERS
+from ..toolchains.tool_finders import TOOL_FINDERS
 
 RECORDED_ENV = ("AMDGCN_USE_BUFFER_OPS", "TORCH_LOGS", "TORCHINDUCTOR_TRACE", "TORCHINDUCTOR_CACHE_DIR",
                 "TORCHINDUCTOR_BENCHMARK_KERNEL", "TORCHINDUCTOR_MAX_AUTOTUNE", "TRITON_CACHE_DIR",

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -27,12 +26,3 @@ def read_json(path: Path, what: str) -> Any:
         raise FlowError(f"{what} {path} cannot be read as JSON ({exc}); make it again") from None
 
 
-@dataclass
-class Gaps:
-    """What a step could not gather, said in the output instead of silently left out."""
-
-    items: list[str] = field(default_factory=list)
-
-    def add(self, what: str) -> None:
-        if what not in self.items:
-            self.items.append(what)

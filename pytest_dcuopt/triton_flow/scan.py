@@ -2,7 +2,7 @@
 
 Input: AMDGCN assembly (`.amdgcn`, `.s`, `.isa`: Triton's own `amdgcn` stage), NVIDIA SASS (`.sass`, a
 `cuobjdump --dump-sass` listing) or a `.cubin` (dumped here with Triton's bundled cuobjdump or one on PATH). A
-folder is scanned file by file. Lines are read with the ISA package's parsers (isa.lines) and split per
+folder is scanned file by file. Lines are read with the ISA package's parsers (isa.instruction_lines) and split per
 function with its splitters, so the scan sees exactly what an `isa` mark would see; the registry's method
 signatures (isa/data/isa_signatures.json) are evaluated on each function too, through isa.checks.
 
@@ -26,10 +26,10 @@ from typing import Any
 
 from ..isa.checks import PASS, evaluate
 from ..isa.functions import split_asm
-from ..isa.lines import instructions
+from ..isa.instruction_lines import instructions
 from ..isa.model import Instruction, IsaDump
 from ..isa.sass import split_sass
-from ..isa.signatures import Registry, SignatureFileError, load
+from ..isa.signature_registry import Registry, SignatureFileError, load
 from ..isa.spec import IsaSpec
 from ..tool import run_tool
 from ..toolchains.cuda import beside_on_path, cuobjdump_missing, find_cuobjdump

@@ -109,7 +109,7 @@ def test_an_isa_mark_passes_with_the_installed_wheel(installed: Path, tmp_path: 
     work = tmp_path / "project"
     shutil.copytree(VECTOR_ADD, work / "vector_add")
     env = clean_env()
-    where = run([python, "-c", "import pytest_dcuopt, pytest_dcuopt.isa.signatures as s; "
+    where = run([python, "-c", "import pytest_dcuopt, pytest_dcuopt.isa.signature_registry as s; "
                  "print(pytest_dcuopt.__file__); print(s.DEFAULT_PATH)"], cwd=work, env=env).stdout.split()
     for path in where:  # the wheel's copy, not this checkout's
         assert Path(path).resolve().is_relative_to(installed.resolve()), (path, installed)

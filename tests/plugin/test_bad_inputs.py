@@ -1,6 +1,6 @@
-"""Every bad input is answered, and the session goes on (issue 11).
+"""Every bad input is answered, and the session goes on.
 
-Black-box like test_trust.py: pytest runs in a subprocess on the fixture cases tests/data/cases/bad_* (each
+Black-box like test_correctness_checks.py: pytest runs in a subprocess on the fixture cases tests/data/cases/bad_* (each
 broken in one way, see docs/reliability.md) beside a correct case, and the tests look at what it leaves: the
 failing tests and their messages, the exit status, state.json and summary.md. No plugin crash (INTERNALERROR),
 no raw traceback, the correct case still passes, and state.json names every broken case.

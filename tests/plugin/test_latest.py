@@ -29,7 +29,8 @@ def test_only_a_complete_run_moves_latest_and_a_partial_one_is_no_baseline(pytes
     complete.assert_outcomes(passed=2)
     first = state_path(complete)
     assert latest.resolve() == first.parent.resolve()
-    assert json.loads(first.read_text())["scope"] == {"complete": True, "partial_because": [], "selection": []}
+    assert json.loads(first.read_text())["scope"] == {"complete": True, "partial_because": [], "selection": [],
+                                                      "workers": 0}
 
     reproduce = pytester.runpytest_subprocess(f"{CASE.name}/ref.py::test_correctness_python[baseline]", *common)
     reproduce.assert_outcomes(passed=1)

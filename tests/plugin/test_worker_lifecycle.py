@@ -1,6 +1,6 @@
 """Worker processes over a run: a case's workers end when the run moves on to another case (their buffers and GPU
 contexts are not held while other cases run), and every start after the first takes the spare worker started ahead
-(run/spares.py); `--dcuopt-spare-workers 0` turns that off. What is counted is what the OS shows: the worker
+(run/spare_workers.py); `--dcuopt-spare-workers 0` turns that off. What is counted is what the OS shows: the worker
 supervisors below the pytest process, seen from a hook at each test's setup."""
 from __future__ import annotations
 

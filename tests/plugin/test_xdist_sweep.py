@@ -1,4 +1,4 @@
-"""Parallel sweeps with benchmarks on (issue 15, docs/gating.md "Parallel sweeps"): measurements on one device are
+"""Parallel sweeps with benchmarks on (docs/gating.md "Parallel sweeps"): measurements on one device are
 exclusive across xdist workers and across pytest sessions, and say so in their records; `-n 2` finds what `-n 0`
 finds. Black-box: real pytest runs in subprocesses, then their state.json files. The lock directory is the test's own
 ($DCUOPT_LOCK_DIR), so other pytest sessions on this host neither wait for these runs nor disturb them."""

@@ -11,7 +11,7 @@ import pytest
 
 from pytest_dcuopt.errors import CaseError, ToolchainUnavailable
 from pytest_dcuopt.isa.checks import PASS, evaluate
-from pytest_dcuopt.isa.lines import parse_amdgcn
+from pytest_dcuopt.isa.instruction_lines import parse_amdgcn
 from pytest_dcuopt.isa.spec import IsaSpec
 from pytest_dcuopt.toolchains import Capability
 from pytest_dcuopt.toolchains.cache import BuildCache
@@ -24,7 +24,7 @@ from pytest_dcuopt.toolchains.hip import (
     gfx_entries,
     is_hygon,
 )
-from pytest_dcuopt.toolchains.hip_tools import DCCOBJDUMP_ENV, LLVM_OBJDUMP_ENV
+from pytest_dcuopt.toolchains.hip_install import DCCOBJDUMP_ENV, LLVM_OBJDUMP_ENV
 from tests.conftest import DATA, KERNELS
 from tests.context import skip_if_no_hipcc, skip_if_no_llvm_objdump
 

@@ -46,7 +46,7 @@ STAGES: list[tuple[str, tuple[str, ...]]] = [
     ("gate", ("gate",)),  # judges what check and bench produced against a baseline; imports report and options
     ("observe", ("observe",)),
     ("triton_flow", ("triton_flow",)),  # the `dcuopt triton` investigation steps; uses isa, timing, toolchains
-    ("top", ("session", "collect", "handle", "plugin", "hookspec", "cli")),
+    ("top", ("session", "collect", "case_handle", "plugin", "hookspec", "cli")),
 ]
 
 
@@ -556,9 +556,9 @@ def test_the_layer_table_names_every_module_and_only_modules_that_exist() -> Non
 
 def test_a_module_missing_from_the_layer_table_is_found(tmp_path: Path) -> None:
     (tmp_path / "run").mkdir()
-    for name in ("plugin.py", "run/__init__.py", "run/worker.py", "run/spares.py"):
+    for name in ("plugin.py", "run/__init__.py", "run/worker.py", "run/spare_workers.py"):
         (tmp_path / name).write_text("")
     text = ("## Layers\n| layer | modules | owns |\n|---|---|---|\n| **run** | `run/` (`worker.py`, `gone.py`) | x |\n"
             "| **top** | `plugin.py` | y |\n## Hooks\n")
-    assert undocumented_modules(tmp_path, text) == ["run/spares.py"]
+    assert undocumented_modules(tmp_path, text) == ["run/spare_workers.py"]
     assert nonexistent_modules(tmp_path, text) == ["run/gone.py"]

@@ -37,7 +37,7 @@ from pytest_dcuopt.timing.offset import (
     split_activities,
 )
 from pytest_dcuopt.timing.policy import TimingPolicy
-from pytest_dcuopt.timing.side import describe_samples, seed_method
+from pytest_dcuopt.timing.side_figures import describe_samples, seed_method
 
 US = 1e-6
 

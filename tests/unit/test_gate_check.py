@@ -1,4 +1,4 @@
-"""tools/device/gate_check.py (issue 15's H200 figures; the GPU run is the lead's, this machine has none): its judging
+"""tools/device/gate_check.py (the gate's H200 figures; the GPU run needs a GPU, this machine has none): its judging
 and summaries on hand-made input, and its in-process measurement end to end on the CPU toolchain with real samples."""
 from __future__ import annotations
 

@@ -13,13 +13,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_dcuopt.check.profiles import fuzz_settings
 from pytest_dcuopt.isa import amdgcn, dcu, elf, sass
 from pytest_dcuopt.isa.checks import evaluate
 from pytest_dcuopt.isa.functions import split_asm, split_objdump
-from pytest_dcuopt.isa.lines import parse_amdgcn, parse_sass, parse_x86
+from pytest_dcuopt.isa.instruction_lines import parse_amdgcn, parse_sass, parse_x86
 from pytest_dcuopt.isa.model import IsaDump
 from pytest_dcuopt.isa.spec import IsaSpec
+from tests.fuzz_settings import fuzz_settings
 
 ISA = Path(__file__).parents[1] / "data" / "isa"
 FUZZ = fuzz_settings()

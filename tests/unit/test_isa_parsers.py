@@ -7,7 +7,7 @@ import pytest
 
 from pytest_dcuopt.isa import amdgcn, dcu, elf
 from pytest_dcuopt.isa.functions import split_asm, split_objdump
-from pytest_dcuopt.isa.lines import instructions, parse_amdgcn, parse_sass, parse_x86
+from pytest_dcuopt.isa.instruction_lines import instructions, parse_amdgcn, parse_sass, parse_x86
 from pytest_dcuopt.isa.model import UNSPLIT
 from pytest_dcuopt.isa.sass import parse_resource_usage, split_sass
 from pytest_dcuopt.isa.symbols import base_name

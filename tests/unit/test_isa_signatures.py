@@ -1,4 +1,4 @@
-"""references/isa_signatures.json: schema, the original 26 method ids, and every pattern backed by a real dump."""
+"""isa/data/isa_signatures.json: schema, the original 26 method ids, and every pattern backed by a real dump."""
 from __future__ import annotations
 
 import json
@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_dcuopt.isa import signatures
-from pytest_dcuopt.isa.lines import instructions
+from pytest_dcuopt.isa import signature_registry as signatures
+from pytest_dcuopt.isa.instruction_lines import instructions
 from pytest_dcuopt.isa.model import FAMILIES
 
 ISA = Path(__file__).parents[1] / "data" / "isa"

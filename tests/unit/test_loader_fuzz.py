@@ -6,7 +6,7 @@ AttributeError on a list where a dict was expected) would reach the user as a ra
 The gate's baseline loader answers a bad --dcuopt-compare file with pytest's UsageError, which is allowed there.
 
 The number of examples comes from $DCUOPT_FUZZ_PROFILE (`ci`: 60 per test, `long`: 10,000;
-`check.profiles.fuzz_settings`). Inputs are random text or bytes, and recorded files cut, duplicated and garbled
+`tests/fuzz_settings.py`). Inputs are random text or bytes, and recorded files cut, duplicated and garbled
 line by line, so the parsers are reached past their first line.
 """
 from __future__ import annotations
@@ -25,10 +25,11 @@ from hypothesis import strategies as st
 
 from pytest_dcuopt.case import marks, model, reference
 from pytest_dcuopt.case.cabi import parse_solve_signature
-from pytest_dcuopt.check.profiles import fuzz_settings
 from pytest_dcuopt.cli.layout import RunLayout, load_state
-from pytest_dcuopt.isa import signatures
+from pytest_dcuopt.isa import signature_registry as signatures
 from pytest_dcuopt.profile import hipprof, ncu, perf, rocprof
+from tests.fuzz_settings import fuzz_settings
+from tests.unit.profile.hipprof_stats import parse_stats_csv
 
 DATA = Path(__file__).parents[1] / "data"
 PROFILES = DATA / "profile"
@@ -137,7 +138,7 @@ def test_hipprof_pmc_csv(text: str, units: int | None) -> None:
 @FUZZ
 @given(text=texts_like("hipprof_gfx936.hipkernel.csv"))
 def test_hipprof_stats_csv(text: str) -> None:
-    only_own_errors(lambda: hipprof.parse_stats_csv(text))
+    only_own_errors(lambda: parse_stats_csv(text))
 
 
 @FUZZ
@@ -337,7 +338,7 @@ def test_baseline_state_files_for_the_gate(blob: bytes) -> None:
 
 
 def test_the_fuzz_profiles_are_the_documented_sizes() -> None:
-    from pytest_dcuopt.check.profiles import FUZZ_EXAMPLES
+    from tests.fuzz_settings import FUZZ_EXAMPLES
 
     assert FUZZ_EXAMPLES == {"ci": 60, "long": 10_000}
     assert FUZZ.max_examples in FUZZ_EXAMPLES.values()

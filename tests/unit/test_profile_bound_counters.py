@@ -1,9 +1,10 @@
 """The bound from the profiler's counters (ncu: SM throughput against DRAM throughput), the time-based roofline
 only without them, and the record saying which evidence decided.
 
-The matmul case is the H200 session's (docs/evidence/h200/session-2026-12-01/profile-summary.json): a tiled matmul
-at 1024^3 moved 8.4 MB of DRAM in ~0.17 ms (about 1% of the H200's DRAM roof) yet was called memory-bound,
-because ncu's gpu__compute_memory_throughput (the busiest of L1/shared, L2 and DRAM) stood in for DRAM.
+The matmul case is the one profiled on an H200 on 2026-12-01
+(docs/evidence/h200/profile-marker-sync-solves-2026-12-01/profile-summary.json): a tiled matmul at 1024^3 moved
+8.4 MB of DRAM in ~0.17 ms (about 1% of the H200's DRAM roof) yet was called memory-bound, because ncu's
+gpu__compute_memory_throughput (the busiest of L1/shared, L2 and DRAM) stood in for DRAM.
 """
 from __future__ import annotations
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import copy
+import importlib.util
 import json
 import re
 from importlib import resources
@@ -11,15 +12,26 @@ from typing import Any
 import pytest
 
 from pytest_dcuopt.profile.methods import (
-    RULES,
     Tried,
     arch_features,
-    catalog_markdown,
     load_registry,
     validate_iteration,
     validate_registry,
 )
 from pytest_dcuopt.profile.metrics import CANONICAL
+
+# The rules of validate_iteration, as its module's docstring lists them.
+RULES = ("schema", "duplicate", "unknown_id", "axis", "budget", "arch", "history", "priority", "conflicts", "coupled")
+CATALOG_TOOL = Path(__file__).parents[2] / "tools" / "optimization_catalog.py"
+
+
+def catalog_markdown() -> str:
+    spec = importlib.util.spec_from_file_location("optimization_catalog", CATALOG_TOOL)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    text: str = module.catalog_markdown()
+    return text
 
 MEMORY_1 = {"id": "memory.coalesced_access", "axis": "memory", "priority": 1}
 MEMORY_2 = {"id": "memory.vectorized_global_access", "axis": "memory", "priority": 2}

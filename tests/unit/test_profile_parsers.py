@@ -11,6 +11,7 @@ from pytest_dcuopt.profile import hipprof, ncu, perf, rocprof
 from pytest_dcuopt.profile.hipprof import PmcFormatError
 from pytest_dcuopt.profile.kernels import KernelFilter, KernelRow, select_rows
 from pytest_dcuopt.profile.metrics import Metric, derive, metric_set, rank_metrics
+from tests.unit.profile.hipprof_stats import parse_stats_csv
 
 DATA = Path(__file__).parents[1] / "data" / "profile"
 K_READ = "_Z6k_readILi1EEvPKDv4_fmPf"
@@ -134,7 +135,7 @@ def test_a_file_that_is_not_a_pmc_csv_is_refused_with_its_first_line() -> None:
 
 
 def test_recorded_hipkernel_stats_table() -> None:
-    stats = hipprof.parse_stats_csv(recorded("hipprof_gfx936.hipkernel.csv"))
+    stats = parse_stats_csv(recorded("hipprof_gfx936.hipkernel.csv"))
     assert stats[0].name == "chunk_fwd_kernel_o"
     assert stats[1].calls == 111 and stats[1].average_ns == 2266816
 

@@ -1,5 +1,5 @@
-"""The spare worker (run/spares.py): a worker process started ahead, taken by the next start that fits, ended when it
-does not fit. Real worker processes and a real CPU kernel; the "heavy" module a spare imports ahead is a small
+"""The spare worker (run/spare_workers.py): a worker process started ahead, taken by the next start that fits, ended
+when it does not fit. Real worker processes and a real CPU kernel; the "heavy" module a spare imports ahead is a small
 module written here whose import takes a known time."""
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import pytest
 from pytest_dcuopt.case.cabi import Param, parse_solve_signature
 from pytest_dcuopt.run.isolation import IsolatedKernel, WorkerSpec
 from pytest_dcuopt.run.launch import calling_thread, end_worker_processes, launch_worker, worker_environ
-from pytest_dcuopt.run.spares import SpareWorkers, StartKey, default_count, ping, quiet_needed
+from pytest_dcuopt.run.spare_workers import SpareWorkers, StartKey, default_count, ping, quiet_needed
 from pytest_dcuopt.run.worker import import_ahead
 from pytest_dcuopt.toolchains import make_toolchain
 from pytest_dcuopt.toolchains.base import Artifact

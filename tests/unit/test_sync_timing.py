@@ -107,7 +107,7 @@ def test_the_sync_method_separates_copies_and_sums_several_kernels() -> None:
 
 def test_repeated_measurements_of_a_synchronizing_call_agree() -> None:
     """Five measurements, each its own simulated GPU with kernel-time noise (+-3%) and host stalls: the medians agree
-    within 2% (issue 10's bound; the async method gave medians 75% apart on such calls)."""
+    within 2% (the bound the check asks of it; the async method gave medians 75% apart on such calls)."""
     medians = []
     for seed in range(5):
         gpu = SimGpu(cold_s=KERNEL_S, profiler=True, syncs=True)
@@ -170,7 +170,7 @@ def test_hot_policy_times_the_sync_call_without_a_flush() -> None:
 
 # ----- quality ----------------------------------------------------------------------------------
 def test_the_async_method_on_a_synchronizing_call_is_flagged_too_few_clean_samples() -> None:
-    """What issue 10 saw: forced to hide launches behind a delay kernel, every sample of a waiting call is late."""
+    """Forced to hide launches behind a delay kernel, every sample of a waiting call is late."""
     gpu = SimGpu(cold_s=KERNEL_S, syncs=True, profiler=True)
     samples = measure_device([gpu.kernel], ASYNC, gpu, clock=gpu.clock)
     assert samples.extra["method"] == "async" and samples.extra["sync_detected"]["verdict"] == "sync"

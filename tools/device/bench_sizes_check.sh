@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 10, benchmark sizes, on one CUDA GPU (an H200): kernels/vector_add's cuda branches timed at the sizes its
+# Benchmark sizes on one CUDA GPU (an H200): kernels/vector_add's cuda branches timed at the sizes its
 # ref.py declares for GPUs (l2: N = 1Mi, 12 MB moved; l2_edge: 4Mi, 48 MB; hbm: 32Mi, 384 MB).
 #
 #   bash tools/device/bench_sizes_check.sh

@@ -1,9 +1,9 @@
-"""Issue 10's contract cases on a CUDA GPU (driven by tools/device/contract_check.sh).
+"""The contract cases on a CUDA GPU (driven by tools/device/contract_check.sh).
 
 The cases tests/data/cases/contract_* reproduce code written elsewhere (positional names, an accumulating
 histogram, derived shapes, related dims, a long float32 reduction, an allocating solve). Each kernel.cpp has a CUDA
 twin kernel.cu with the same C ABI and the same bug; both must get the verdicts in EXPECTED, which
-tests/plugin/test_contract.py also checks for the CPU versions.
+tests/plugin/test_case_contract.py also checks for the CPU versions.
 
     python3 tools/device/contract_check.py run --toolchain cuda --work W [--cache DIR] [--timeout S]
     python3 tools/device/contract_check.py summary --state W/run/state.json --toolchain cuda --out OUT/contract.json \
@@ -151,7 +151,7 @@ def markdown(rows: list[Row], toolchain: str) -> str:
         lines.append(f"| {row.case} | {row.branch} | {correct} | {row.expected} | {row.observed} | "
                      f"{'yes' if row.agrees else 'NO'} | {row.note} |")
     lines += ["", "correct: state.json's `correct` (- when the branch did not run). expected: the verdict of the CPU "
-              "version (tests/plugin/test_contract.py). refused: solve's signature does not fit the reference."]
+              "version (tests/plugin/test_case_contract.py). refused: solve's signature does not fit the reference."]
     return "\n".join(lines) + "\n"
 
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 10 on one CUDA GPU (an H200): the contract cases' CUDA twins get the verdicts of their CPU versions.
+# On one CUDA GPU (an H200): the contract cases' CUDA twins get the verdicts of their CPU versions.
 #
 #   bash tools/device/contract_check.sh
 #

@@ -1,4 +1,4 @@
-"""Issue 15's gate figures on one GPU (driven by tools/device/gate_check.sh; runs on the CPU too, `--toolchain cpu`).
+"""The gate's figures on one GPU (driven by tools/device/gate_check.sh; runs on the CPU too, `--toolchain cpu`).
 
 Subcommands (run from the repository root; the case is a copy of tests/data/cases/gate_injected):
   measure   in one process, N rounds of three independent measurements through the harness's timing API
@@ -34,7 +34,7 @@ sys.path.insert(0, str(ROOT))
 PERCENT_ENV = "DCUOPT_GATE_SLOW_PERCENT"  # read by the case's kernels once per process
 BENCHMARK_RULE = ("median", 5)  # pytest-benchmark's --benchmark-compare-fail=median:5%
 AA, SLOWED = "A/A", "slowed"
-TARGETS = {AA: ("false SLOW at most", 0.01), SLOWED: ("flagged SLOW at least", 0.95)}  # issue 15
+TARGETS = {AA: ("false SLOW at most", 0.01), SLOWED: ("flagged SLOW at least", 0.95)}  # docs/gating.md's targets
 MIN_COMPARISONS = 100
 MIN_KERNEL_US = 20.0
 
@@ -75,7 +75,7 @@ def judge_pair(kind: str, index: int, before_ms: Sequence[float], after_ms: Sequ
 
 def rates(pairs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """Per kind of pair: how many, the gate's verdicts, the SLOW rate, pytest-benchmark's failure rate, and whether
-    issue 15's targets are met (A/A: at most 1% SLOW; slowed: at least 95% SLOW; both over >= 100 comparisons)."""
+    the gate's targets are met (A/A: at most 1% SLOW; slowed: at least 95% SLOW; both over >= 100 comparisons)."""
     found: dict[str, Any] = {}
     for kind in (AA, SLOWED):
         mine = [p for p in pairs if p["kind"] == kind]

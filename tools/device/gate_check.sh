@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 15 on one CUDA GPU (an H200): the gate's false-alarm and detection rates, and two sessions on one GPU.
+# On one CUDA GPU (an H200): the gate's false-alarm and detection rates, and two sessions on one GPU.
 #
 #   bash tools/device/gate_check.sh
 #
@@ -27,7 +27,7 @@ SESSIONS=${SESSIONS:-3}
 BUDGET_S=${BUDGET_S:-285}
 INPROC_S=${INPROC_S:-125}  # the in-process rounds' own budget (they stop early when it is spent)
 MAX_TIME=${MAX_TIME:-0.3}  # --max-time of each in-process measurement
-TOOLCHAIN=${TOOLCHAIN:-cuda}  # cpu: the same flow on a CPU core (a smoke test of the script; CPU figures are not the issue's)
+TOOLCHAIN=${TOOLCHAIN:-cuda}  # cpu: the same flow on a CPU core (a smoke test of the script; CPU figures are not the gate's H200 figures)
 LOCK_CASE=${LOCK_CASE:-kernels/vector_add}  # the case the two concurrent sessions benchmark
 LOCKED=$(basename "$LOCK_CASE")
 LOCK_DIMS=${LOCK_DIMS:-}  # e.g. '{"N": 4194304}': the lock case's default dims in the copy (a shorter check)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 10 on one CUDA GPU (an H200): the harness's own cost per branch at real sizes, and the float64 reference on
+# On one CUDA GPU (an H200): the harness's own cost per branch at real sizes, and the float64 reference on
 # the GPU.
 #
 #   bash tools/device/keeps_up_check.sh

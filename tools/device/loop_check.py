@@ -35,7 +35,7 @@ if str(REPO) not in sys.path:
 
 from pytest_dcuopt.cli.close_iter import bucket_from_ablation  # noqa: E402
 from pytest_dcuopt.cli.methods import Selection, history_of, propose  # noqa: E402
-from pytest_dcuopt.isa.signatures import load as load_signatures  # noqa: E402
+from pytest_dcuopt.isa.signature_registry import load as load_signatures  # noqa: E402
 from pytest_dcuopt.tool import run_tool  # noqa: E402
 from pytest_dcuopt.toolchains import toolchain_class  # noqa: E402
 

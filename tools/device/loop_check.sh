@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 14 on one CUDA GPU (an H200): the `dcuopt` loop end to end and the ablation repeated five times.
+# On one CUDA GPU (an H200): the `dcuopt` loop end to end and the ablation repeated five times.
 #
 #   bash tools/device/loop_check.sh            # from the repository root; about 8 minutes (BUDGET_S=480)
 #   RUNS=5 SKIP_LOOP=1 bash tools/device/loop_check.sh   # the ablation repeat alone (ABLATE_S, default 45 s a run)

@@ -1,4 +1,4 @@
-"""Per-branch harness cost of a pytest run, from its JUnit XML and state.json (issue 10: "harness time per branch
+"""Per-branch harness cost of a pytest run, from its JUnit XML and state.json ("harness time per branch
 beyond the kernel's own samples").
 
     python3 tools/device/overhead_summary.py --junit run.xml --state RUN/state.json --md overhead.md --json overhead.json

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 11 on one CUDA GPU (an H200): work left running on another stream, and a GPU out of memory.
+# On one CUDA GPU (an H200): work left running on another stream, and a GPU out of memory.
 #
 #   bash tools/device/reliability_check.sh
 #
@@ -10,7 +10,7 @@
 #   stream waits for: timed right, verdict "idle");
 # - tests/data/cases/device_oom: huge_workspace cudaMallocs 4 TiB: that branch alone fails, naming
 #   cudaErrorMemoryAllocation; the baseline passes.
-# Then the gated pytester tests of the same (tests/plugin/test_reliability.py), if time is left.
+# Then the gated pytester tests of the same (tests/plugin/test_faults_survived.py), if time is left.
 # $OUT gets summary.json + summary.md (per branch: correct, median, after-end-event verdict and waits, error) and
 # reliability_check.tgz (state.json files, logs), packed after every step. Designed to end within 120 s (BUDGET_S).
 set -uo pipefail
@@ -41,7 +41,7 @@ echo "=== summary"  # outside the budget: it takes a second and is the point of 
 timeout 30 $PY tools/device/reliability_check.py summary --other-stream "$W/other_stream-run/state.json" \
   --oom "$W/device_oom-run/state.json" --out "$OUT/summary.json" --md "$OUT/summary.md" > "$W/summary.log" 2>&1
 echo "--- summary: exit $?"; cat "$W/summary.log"
-step pytester 45 $PY -m pytest tests/plugin/test_reliability.py -q -p no:randomly -p no:cacheprovider -rs \
+step pytester 45 $PY -m pytest tests/plugin/test_faults_survived.py -q -p no:randomly -p no:cacheprovider -rs \
   -k "non_blocking or out_of_memory"
 pack
 echo "=== done in $((SECONDS - START)) s; $OUT:"; ls -la "$OUT"

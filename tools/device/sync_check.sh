@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 10 on one CUDA GPU (an H200): synchronizing and allocating solves timed right.
+# On one CUDA GPU (an H200): synchronizing and allocating solves timed right.
 #
 #   bash tools/device/sync_check.sh
 #

@@ -1,4 +1,4 @@
-"""Why a synchronizing solve's kernel measures slower than ncu says (issue 10): one process, the same kernel timed
+"""Why a synchronizing solve's kernel measures slower than ncu says: one process, the same kernel timed
 under several per-sample protocols, CUPTI kernel durations compared.
 
     python3 tools/device/sync_probe.py --case tests/data/cases/sync_solve --cache /tmp/probe-cache --out probe.json

@@ -1,4 +1,4 @@
-"""The model and helpers of tools/device/triton_capture.sh (issue 13's end-to-end run on one GPU).
+"""The model and helpers of tools/device/triton_capture.sh (the end-to-end run of `dcuopt triton` on one GPU).
 
     python3 tools/device/triton_capture.py              compile and run the model once (what `capture` runs)
     python3 tools/device/triton_capture.py pick CAPDIR [PROFILE.json]

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 13 on one CUDA GPU (an H200): the `dcuopt triton` workflow end to end on a small torch.compile model.
+# On one CUDA GPU (an H200): the `dcuopt triton` workflow end to end on a small torch.compile model.
 #
 #   bash tools/device/triton_capture.sh
 #

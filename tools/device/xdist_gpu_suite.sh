@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 15 on a GPU host: the example suite with benchmarks on, `-n 0` and then `-n 2`, each with a fresh build cache
+# On a GPU host: the example suite with benchmarks on, `-n 0` and then `-n 2`, each with a fresh build cache
 # (so every branch builds, in the background beside the tests), and the two runs' state.json compared record by
 # record (tools/compare_runs.py: the same records and verdicts, no two timings on one GPU at once, the medians):
 #   CAP_S=280 bash tools/device/xdist_gpu_suite.sh          (K=vector_add: only the tests -k selects)

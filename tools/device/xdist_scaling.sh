@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 15 on a host with more than two cores: the CPU example sweep (every build, correctness check and ISA check,
+# On a host with more than two cores: the CPU example sweep (every build, correctness check and ISA check,
 # nothing timed) with -n 0, 2 and 4, each with a fresh build cache, ROUNDS times:
 #   bash tools/device/xdist_scaling.sh
 # $OUT/xdist_scaling.md gets one line per run (wall, user and system CPU seconds of pytest and what it waited for,

@@ -8,7 +8,7 @@ import pytest
 
 from pytest_dcuopt.cli import env
 from pytest_dcuopt.profile.backends import PerfBackend
-from pytest_dcuopt.toolchains.tools import TOOL_FINDERS
+from pytest_dcuopt.toolchains.tool_finders import TOOL_FINDERS
 
 HIPPROF = """#!/bin/sh
 case "$1" in

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
-from pytest_dcuopt.gate.baseline import Baseline
+from pytest_dcuopt.gate.baseline import Baseline, parallelism_warning, xdist_workers
+from pytest_dcuopt.gate.judge import Gate
+from pytest_dcuopt.gate.rule import GateRule
 from pytest_dcuopt.report.records import BranchRecord
 from pytest_dcuopt.report.state import build_state, validate_state
+from pytest_dcuopt.report.summary import render_summary
 
 
 def write_state(directory: Path, scope: dict | None) -> Path:
@@ -107,3 +111,47 @@ def test_a_baseline_of_schema_2_matches_cases_by_their_relative_key_only(tmp_pat
     assert baseline.state["schema_version"] == 2
     assert baseline.branch("vs", "cpu", "baseline") is not None
     assert baseline.branch("other/vs", "cpu", "baseline") is None
+
+
+# ----- how many xdist workers a run had, and a baseline that had another number ---------------------------------------
+@pytest.mark.parametrize(("option", "workers"), [
+    ({}, 0),  # xdist not installed or disabled (-p no:xdist)
+    ({"dist": "no", "tx": []}, 0),  # -n 0
+    ({"dist": "load", "tx": ["popen", "popen"]}, 2),  # -n 2, as xdist's controller has rewritten it
+    ({"dist": "loadgroup", "tx": ["2*popen", "socket=localhost:8888"]}, 3),  # --tx specs
+], ids=["no xdist", "-n 0", "-n 2", "--tx specs"])
+def test_the_xdist_worker_count_comes_from_the_controllers_options(option: dict, workers: int) -> None:
+    config = SimpleNamespace(option=SimpleNamespace(**option))
+    assert xdist_workers(config) == workers  # type: ignore[arg-type]
+
+
+def test_a_baseline_says_how_many_workers_it_ran_with(tmp_path: Path) -> None:
+    assert Baseline.load(write_state(tmp_path / "two", {**COMPLETE, "workers": 2})).workers == 2
+    assert Baseline.load(write_state(tmp_path / "old", COMPLETE)).workers is None  # written before it was recorded
+
+
+def test_another_number_of_workers_is_warned_about_naming_both() -> None:
+    warning = parallelism_warning(2, 0)
+    assert warning is not None and warning.startswith(
+        "the baseline ran with 2 xdist workers (-n 2), this run with no xdist workers (-n 0):")
+    assert "gate runs made the same way" in warning
+    assert parallelism_warning(2, 2) is None and parallelism_warning(0, 0) is None
+    assert parallelism_warning(None, 2) is None and parallelism_warning(2, None) is None
+
+
+def test_the_gate_records_the_warning_and_summary_md_shows_it(tmp_path: Path) -> None:
+    baseline = Baseline.load(write_state(tmp_path / "parallel", {**COMPLETE, "workers": 2}))
+    gate = Gate(baseline, GateRule())
+    header = {"tool": {"name": "pytest_dcuopt", "version": "0"}, "created_at": "2024-01-02T00:00:00",
+              "finished_at": "2024-01-02T00:01:00", "run_dir": str(tmp_path / "now"), "machine": {}, "options": {},
+              "scope": {**COMPLETE, "workers": 0}}
+    state = build_state([BranchRecord("vs", "cpu", "baseline", "vs/kernel.cpp")], header)
+    gate.attach(state, [])
+    validate_state(state)
+    assert state["gate"]["parallelism"] == {"baseline_workers": 2, "workers": 0,
+                                            "warning": parallelism_warning(2, 0)}
+    assert f"- **Warning:** {parallelism_warning(2, 0)}" in render_summary(state)
+    same = build_state([BranchRecord("vs", "cpu", "baseline", "vs/kernel.cpp")],
+                       {**header, "scope": {**COMPLETE, "workers": 2}})
+    gate.attach(same, [])
+    assert "parallelism" not in same["gate"]

@@ -16,7 +16,7 @@ import pytest
 
 from pytest_dcuopt.timing.calibration import CalibrationStore, DeviceCalibration, export_calibration, seed_backend
 from pytest_dcuopt.timing.device import measure_device
-from pytest_dcuopt.timing.side import SIDE_FIGURES_OFF
+from pytest_dcuopt.timing.side_figures import SIDE_FIGURES_OFF
 from tests.unit.test_device_timing import POLICY, US, SimGpu
 
 NO_SIDES = replace(POLICY, side_figures=False)

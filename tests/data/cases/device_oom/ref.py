@@ -2,7 +2,7 @@
 default N = 2**20, far more than any GPU holds), ignores the failure and computes y right. The failed allocation must
 fail that branch alone, naming cudaErrorMemoryAllocation (out of memory); the baseline passes and the session goes
 on. (Buffers too large for the machine are refused before anything is allocated, on the host's memory estimate:
-tests/unit/test_reliability_inputs.py.)"""
+tests/unit/case/test_bad_inputs.py.)"""
 
 shapes = {"x": ("N",), "y": ("N",)}
 
