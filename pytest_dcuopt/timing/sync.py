@@ -4,7 +4,7 @@ Why a method of its own: the asynchronous method (`timing.bracket`) queues a del
 host queueing the start event, `solve` and the end event while the delay runs. A `solve` that calls
 `cudaDeviceSynchronize()`, a blocking `cudaMemcpy` or `cudaFree` (which waits for the device) returns only
 after the delay and its own kernels have run: every sample is late, the delay doubles to its cap, and the
-stopping rule ends at the time cap with a handful of samples (issue 10: 5 samples, medians 75% apart).
+stopping rule ends at the time cap with a handful of samples (seen on an H200: 5 samples, medians 75% apart).
 
 **Detection** (`detect_sync`, after warm-up, `timing.sync_detected` in the record): one unhidden call on an
 idle GPU gives the call's host time; then, `DETECT_PROBES` times, a delay kernel of
