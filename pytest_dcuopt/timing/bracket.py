@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import statistics
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from .backend import DeviceBackend, Event
@@ -173,9 +173,10 @@ def _judge(gaps: list[float], spans: list[float], hiding: Hiding) -> list[bool]:
 # non-blocking stream) and returns leaves that kernel running after the end event: the events time little more than
 # the launch. After a call's end event has completed, a device-wide synchronize has nothing left to wait for, unless
 # such work is still running; its host time, against the same wait with no call, is the check.
-LEFTOVER_CALLS = 3
-LEFTOVER_FLOOR_S = 100e-6  # a wait shorter than this is never called leftover work (host noise reaches tens of us)
-LEFTOVER_FACTOR = 4.0  # ... nor one under this x the synchronize's own cost with nothing queued
+LEFTOVER_CALLS = 25  # pairs of (idle, call) waits: their medians hold still where single waits jump by tens of us
+LEFTOVER_FLOOR_S = 20e-6  # a median wait shorter than this is never called leftover work
+LEFTOVER_FACTOR = 4.0  # ... nor one under this x the synchronize's own median cost with nothing queued
+LEFTOVER_EXCESS_S = 5e-6  # short leftovers: the median wait beyond the idle one exceeds this and the call's event time
 WORK_LEFT_RUNNING = "work left running"
 
 
@@ -187,12 +188,16 @@ class AfterEndEvent:
     waits_s: list[float]
     idle_s: list[float]
     verdict: str  # "idle", WORK_LEFT_RUNNING, or "not checked: <why>"
+    events_s: list[float] = field(default_factory=list)  # each call's start-to-end event time
 
     def to_json(self) -> dict[str, Any]:
         return {"verdict": self.verdict, "waits_us": [significant(w * 1e6) for w in self.waits_s],
                 "idle_us": [significant(w * 1e6) for w in self.idle_s],
-                "rule": (f"work left running when every call's wait exceeds max({LEFTOVER_FLOOR_S * 1e6:g} us, "
-                         f"{LEFTOVER_FACTOR:g} x the median idle wait)"),
+                "events_us": [significant(w * 1e6) for w in self.events_s],
+                "rule": (f"work left running when the calls' median wait exceeds max({LEFTOVER_FLOOR_S * 1e6:g} us, "
+                         f"{LEFTOVER_FACTOR:g} x the median idle wait), or exceeds the median idle wait by more "
+                         f"than max({LEFTOVER_EXCESS_S * 1e6:g} us, the calls' median event time): more work "
+                         "after the end event than between the events"),
                 "what": ("host time of a device-wide synchronize after the call's end event had completed: work the "
                          "call left on another stream is still running then")}
 
@@ -202,24 +207,36 @@ def work_left_after_end_event(launch: Callable[[], Any], backend: DeviceBackend,
     """Whether `launch()` leaves device work running after its end event (on a stream the events do not see)."""
     waits: list[float] = []
     idle: list[float] = []
+    events: list[float] = []
     for _ in range(calls):
         for body, into in ((None, idle), (launch, waits)):
             backend.synchronize()
-            wait = _wait_after_end_event(body, backend, clock)
-            if wait is None:
+            found = _wait_after_end_event(body, backend, clock)
+            if found is None:
                 backend.synchronize()
                 return AfterEndEvent([], [], "not checked: the runtime's events cannot be waited on one by one")
-            into.append(wait)
+            into.append(found[0])
+            if body is not None:
+                events.append(found[1])
     backend.synchronize()
-    limit = max(LEFTOVER_FLOOR_S, LEFTOVER_FACTOR * statistics.median(idle))
-    verdict = WORK_LEFT_RUNNING if min(waits) > limit else "idle"
-    return AfterEndEvent(waits, idle, verdict)
+    return AfterEndEvent(waits, idle, leftover_verdict(waits, idle, events), events)
+
+
+def leftover_verdict(waits: Sequence[float], idle: Sequence[float], events: Sequence[float]) -> str:
+    """WORK_LEFT_RUNNING when the synchronize after the calls' end events waits long (against the idle waits), or
+    waits longer beyond the idle wait than the calls' own event time (a short solve that leaves its work behind)."""
+    wait, idle_wait = statistics.median(waits), statistics.median(idle)
+    if wait > max(LEFTOVER_FLOOR_S, LEFTOVER_FACTOR * idle_wait):
+        return WORK_LEFT_RUNNING
+    if events and wait - idle_wait > max(LEFTOVER_EXCESS_S, statistics.median(events)):
+        return WORK_LEFT_RUNNING
+    return "idle"
 
 
 def _wait_after_end_event(body: Callable[[], Any] | None, backend: DeviceBackend,
-                          clock: Callable[[], float]) -> float | None:
+                          clock: Callable[[], float]) -> tuple[float, float] | None:
     """Record start, run `body`, record end; wait for the end event alone; the host time of the device-wide
-    synchronize after it (None when the events cannot be waited on by themselves)."""
+    synchronize after it and the events' time (None when the events cannot be waited on by themselves)."""
     start, end = backend.event(), backend.event()
     start.record()
     if body is not None:
@@ -231,4 +248,4 @@ def _wait_after_end_event(body: Callable[[], Any] | None, backend: DeviceBackend
     wait_for_end()
     began = clock()
     backend.synchronize()
-    return clock() - began
+    return clock() - began, start.elapsed_time(end) * 1e-3

@@ -31,10 +31,10 @@ The method (docs/gpu-timing.md has the reasoning and the H200 evidence), in the 
   every branch: they are taken only with `policy.side_figures` (the plugin's --dcuopt-side-figures), else
   recorded as absent with the reason (`side.absent_side_figure`).
 * **Work left running after the end event** (`timing.bracket.work_left_after_end_event`,
-  `extra["after_end_event"]`): right after warm-up, three unbracketed calls, each followed by a wait for its end
+  `extra["after_end_event"]`): right after warm-up, 25 unbracketed calls, each followed by a wait for its end
   event alone and then a host-timed device-wide synchronize, against the same with no call. A call whose
-  synchronize still waits (every time, over max(100 us, 4x the idle wait)) left work on a stream the events do not
-  see: its samples time the launch, not the work. The verdict `work left running` fails the branch's benchmark
+  synchronize still waits (median over max(20 us, 4x the median idle wait)) left work on a stream the events do
+  not see: its samples time the launch, not the work. The verdict `work left running` fails the branch's benchmark
   (bench/run.py) and excludes it from champion.
 * **Calibrations once per device** (`timing.calibration`): the delay kernel's rate and the calibrated bracket
   cost live in the backend's caches; the pytest process hands the first worker's to later workers on the device.

@@ -18,7 +18,12 @@ from pytest_dcuopt.check.verify import reject_work_left_running
 from pytest_dcuopt.errors import TimedCallsWrong
 from pytest_dcuopt.report.records import BranchRecord
 from pytest_dcuopt.report.state import rank_branches
-from pytest_dcuopt.timing.bracket import LEFTOVER_FLOOR_S, WORK_LEFT_RUNNING, work_left_after_end_event
+from pytest_dcuopt.timing.bracket import (
+    LEFTOVER_FLOOR_S,
+    WORK_LEFT_RUNNING,
+    leftover_verdict,
+    work_left_after_end_event,
+)
 from pytest_dcuopt.timing.device import measure_device
 from pytest_dcuopt.timing.policy import summarize
 from pytest_dcuopt.toolchains import make_toolchain
@@ -112,3 +117,29 @@ def test_the_verdict_fails_the_branch_and_it_is_never_champion() -> None:
     assert cheat.record.correct is False and cheat.record.error is not None
     assert cheat.record.error["kind"] == WORK_LEFT_RUNNING and cheat.record.error["after_end_event"]["waits_us"]
     assert rank_branches([baseline.record, cheat.record])["champion"] == "baseline"
+
+
+def test_short_leftover_work_is_caught_from_the_median_of_many_calls() -> None:
+    """60 us left on another stream after every call: each single wait is within host noise of an idle one on a real
+    machine, but the median over the calls is not."""
+    found = work_left_after_end_event((gpu := TwoStreamGpu(0.0, 60 * US)).kernel, gpu, gpu.clock)
+    assert found.verdict == WORK_LEFT_RUNNING and len(found.waits_s) >= 20
+
+
+def test_a_short_solve_that_leaves_more_work_than_it_times_is_caught() -> None:
+    """16 us left behind a call whose events time its launch only (9 us here): the wait (20 us) is not over the
+    floor, but what it adds to an idle wait is more than the call's own event time."""
+    found = work_left_after_end_event((gpu := TwoStreamGpu(0.0, 16 * US)).kernel, gpu, gpu.clock)
+    assert found.verdict == WORK_LEFT_RUNNING and found.events_s
+
+
+@pytest.mark.parametrize(("waits_us", "idle_us", "events_us", "verdict"), [
+    ([9, 10, 19, 8], [8, 11, 9, 10], [2, 2, 2, 2], "idle"),  # the H200's blocking-stream solve and its idle waits
+    ([18, 20, 19, 21], [8, 11, 9, 10], [2, 2, 2, 2], WORK_LEFT_RUNNING),  # 10 us beyond idle, 2 us between events
+    ([18, 20, 19, 21], [8, 11, 9, 10], [15, 15, 15, 15], "idle"),  # a long kernel's sync jitter
+    ([2000, 2010, 1996, 2022], [8, 11, 9, 10], [2, 2, 2, 2], WORK_LEFT_RUNNING),
+])
+def test_leftover_rules_on_fixed_waits(waits_us: list[float], idle_us: list[float], events_us: list[float],
+                                       verdict: str) -> None:
+    assert leftover_verdict([w * US for w in waits_us], [w * US for w in idle_us], [w * US for w in events_us]) \
+        == verdict
