@@ -208,6 +208,7 @@ def test_setup_judges_a_case_measured_elsewhere_instead_of_running_the_preflight
     assert dcuopt("setup", case, "--run-dir", run_dir, "--preflight-from", measured, "--pytest-args", args) == 0
     state = json.loads((run_dir / "state.json").read_text())
     assert state["toolchain"] == "cpu" and state["preflight"]["ingested_from"] == str(remote / "results.tar.gz")
+    assert "ptr_size" not in state  # the seed's --ptr-size is removed: shapes come from ref.py
     bench = json.loads((run_dir / "baseline" / "bench.json").read_text())
     assert bench["median_ms"] > 0 and state["best_metric_ms"] == bench["median_ms"]
     assert (run_dir / "baseline" / "preflight" / "ingested.json").is_file()

@@ -27,6 +27,7 @@ import os
 import shutil
 import sys
 import tarfile
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -44,10 +45,21 @@ HIDDEN_DEVICE = {"CUDA_VISIBLE_DEVICES": "", "HIP_VISIBLE_DEVICES": ""}
 PREFLIGHT_SELECTION = "baseline and (correctness or benchmark)"
 
 
+def here_env() -> dict[str, str]:
+    """The environment of the commands here (overrides): this checkout first, the device hidden, and the plugin
+    registered by name where it is not installed (no entry point)."""
+    env = {**HIDDEN_DEVICE, "PYTHONPATH": os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH")) if p)}
+    try:
+        metadata.distribution("pytest-dcuopt")
+    except metadata.PackageNotFoundError:
+        env["PYTEST_PLUGINS"] = "pytest_dcuopt.plugin"
+    return env
+
+
 def dcuopt(*argv: str | Path, timeout: float = STEP_TIMEOUT_S) -> dict[str, Any]:
     """A dcuopt command here: this checkout's plugin, the device hidden."""
     result = run_tool([sys.executable, "-m", "pytest_dcuopt.cli.main", *map(str, argv)], timeout=timeout, cwd=REPO,
-                      env={**HIDDEN_DEVICE, "PYTHONPATH": f"{REPO}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"})
+                      env=here_env())
     return {"command": "dcuopt " + " ".join(map(str, argv)), "exit": result.returncode,
             "seconds": round(result.seconds, 1), "tail": (result.stdout + result.stderr).strip()[-2000:]}
 
@@ -168,7 +180,7 @@ def loop(args: argparse.Namespace) -> int:
                                       for k, v in (attribution.get("ablation", {}).get("methods") or {}).items()}
         report["champion_profile"] = attribution.get("champion_profile")
         report["roofline_history"] = [(r["iter"], r["stage"], r.get("verdict")) for r in state["roofline_history"]]
-        for name in ("state.json", "iterv1/attribution.json", "iterv1/champion_profile.json", "iterv1/methods.json"):
+        for name in ("state.json", "iterv1/attribution.json", "iterv1/champion_profile.json"):
             if (run_dir / name).is_file():
                 shutil.copyfile(run_dir / name, out / name.replace("/", "-"))
     write(out / "pack-loop.json", report)
