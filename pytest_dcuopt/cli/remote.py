@@ -117,9 +117,10 @@ def run_pack(args: argparse.Namespace) -> int:
         pack = iteration_pack(target, args.iter, extra, args.min_gain)
         output = args.output or target / f"{pack.name}.pack.tar.gz"
     elif is_case_dir(target):
-        if args.iter is not None:
-            raise LoopError(f"--iter {args.iter} is for packing an iteration of a run directory; {target} is a "
-                            "kernel case. Leave --iter out, or pass the run directory.")
+        if args.iter is not None or args.min_gain != MIN_GAIN:
+            given = f"--iter {args.iter}" if args.iter is not None else f"--min-gain {args.min_gain}"
+            raise LoopError(f"{given} is for packing an iteration of a run directory (the champion's rule there); "
+                            f"{target} is a kernel case. Leave {given.split()[0]} out, or pass the run directory.")
         pack = case_pack(target, args.toolchain, extra)
         output = args.output or Path.cwd() / f"{pack.name}.pack.tar.gz"
     else:
@@ -128,7 +129,8 @@ def run_pack(args: argparse.Namespace) -> int:
     manifest = write_pack(pack, output.resolve())
     print(f"pack: {output} ({len(pack.files)} files, pack {manifest['pack_id'][:12]})\n"
           f"  there: tar xzf {output.name} && bash {manifest['root']}/{RUN_SCRIPT}\n"
-          f"  back here: dcuopt ingest {target} results.tar.gz")
+          f"  back here: dcuopt ingest {target} results.tar.gz"
+          + (f" && dcuopt close-iter {target} --ingested" if pack.kind == "iteration" else ""))
     return 0
 
 

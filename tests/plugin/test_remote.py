@@ -203,6 +203,11 @@ def test_setup_judges_a_case_measured_elsewhere_instead_of_running_the_preflight
     ran = json.loads((remote / "results" / "remote.json").read_text())
     assert ran["plugin_from_pack"] is True and Path(ran["harness_path"]).is_relative_to(remote / "_plugin"), ran
     measured = tmp_path / "measured"
+    claimed = remote / "results" / "remote.json"
+    claimed.write_text(json.dumps({**ran, "plugin_from_pack": False, "harness_path": "/elsewhere/pytest_dcuopt"}))
+    message = refusal(capsys, case, remote / "results", "--into", measured)
+    assert "did not run the packed pytest_dcuopt" in message and "/elsewhere/pytest_dcuopt" in message
+    claimed.write_text(json.dumps(ran))
     assert dcuopt("ingest", case, remote / "results.tar.gz", "--into", measured) == 0
     run_dir = tmp_path / "run"
     assert dcuopt("setup", case, "--run-dir", run_dir, "--preflight-from", measured, "--pytest-args", args) == 0

@@ -9,10 +9,13 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from pytest_dcuopt import __version__
 from pytest_dcuopt.cli import remote
 from pytest_dcuopt.cli.close_iter import MEASURE_SELECTION, ingested_step
 from pytest_dcuopt.cli.layout import INGESTED_NAME, LAYOUT_VERSION, RunLayout, save_state
+from pytest_dcuopt.cli.main import main
 
 
 def run_with(tmp_path: Path, flat: int) -> Path:
@@ -89,3 +92,14 @@ def test_an_ingested_champion_step_is_used_only_for_the_champion_the_remote_run_
                       "ablation_flag")
     older = ingested_step(ingested_run_dir(tmp_path / "c", None), 1, "ablation", "b1", 0.02)
     assert isinstance(older, str) and "ran the measurement only" in older
+
+
+def test_the_champions_rule_is_refused_for_a_case_pack(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    case = tmp_path / "case"
+    case.mkdir()
+    (case / "ref.py").write_text("def reference(a, b, N):\n    b.copy_(a)\n")
+    (case / "kernel.cpp").write_text('extern "C" void solve(const float* a, float* b, int N) {}\n')
+    (case / "dims.json").write_text('{"N": 8}\n')
+    assert main(["pack", str(case), "--min-gain", "0.1", "-o", str(tmp_path / "p.tar.gz")]) == 2
+    assert "--min-gain 0.1 is for packing an iteration" in capsys.readouterr().err
+    assert not (tmp_path / "p.tar.gz").exists()
