@@ -47,9 +47,18 @@ from .layout import (
     kernel_file,
     open_run,
     save_state,
+    sha256,
     stale_sources,
 )
-from .open_iter import BUDGET_NAME, branch_profile, budget_line, load_budget, profile_verdict, scaffold
+from .open_iter import (
+    BUDGET_NAME,
+    CHAMPION_PROFILE,
+    branch_profile,
+    budget_line,
+    load_budget,
+    profile_verdict,
+    scaffold,
+)
 from .probe import PROBES_DIR, load_probes
 
 EFFECTIVE, INEFFECTIVE, INCONCLUSIVE = "effective", "ineffective", "inconclusive"
@@ -58,7 +67,6 @@ ISA_PRESENT, ISA_MISSING, ISA_NO_SIGNATURE, ISA_UNKNOWN = "present", "missing", 
 
 # Everything but the ablation and the profile (run for the champion only; the baseline's is open-iter's).
 MEASURE_SELECTION = "not test_ablation and not test_profile"
-CHAMPION_PROFILE = "champion_profile"
 MIN_GAIN = 0.02  # the seed's noise threshold: a promotion must be worth more than drift
 
 
@@ -298,18 +306,22 @@ def ingested_champion_profile(layout: RunLayout, state: dict[str, Any], index: i
     found = ingested_step(layout, index, CHAMPION_PROFILE, champion, min_gain)
     if isinstance(found, str):
         return {"verdict": f"not run: {found}", "bound": None, "utilization": None, "registers": None, "file": None}
-    return {**champion_profile_record(layout.iteration(index), index, champion, found, state["toolchain"]),
+    return {**champion_profile_record(layout.iteration(index), index, champion, found, state["toolchain"], "remote"),
             "measured": "remote"}
 
 
-def champion_profile_record(folder: Path, index: int, champion: str, harness: HarnessRun,
-                            toolchain: str) -> dict[str, Any]:
-    """iterv<i>/champion_profile.json from the champion's profile run, and its summary."""
+def champion_profile_record(folder: Path, index: int, champion: str, harness: HarnessRun, toolchain: str,
+                            measured: str = "here") -> dict[str, Any]:
+    """iterv<i>/champion_profile.json from the champion's profile run (`measured` here or remote, with the SHA-256
+    of the kernel it profiled), and its summary."""
     entry = branch_profile(harness, folder.name, toolchain, champion)
     verdict = profile_verdict(entry, harness, toolchain)
+    source = kernel_file(folder / "branches" / champion)
     write_atomic(folder / f"{CHAMPION_PROFILE}.json", json.dumps(
         {"iter": index, "branch": champion, "verdict": verdict, "command": harness.result.command_line,
-         "exit_status": harness.result.returncode, "profile": entry}, indent=2, default=str) + "\n")
+         "exit_status": harness.result.returncode, "measured": measured,
+         "kernel_sha256": sha256(source) if source is not None else None, "profile": entry},
+        indent=2, default=str) + "\n")
     roofline = (entry or {}).get("roofline") or {}
     return {"verdict": verdict, "bound": roofline.get("bound"), "utilization": roofline.get("utilization"),
             "registers": (entry or {}).get("registers"), "file": str(folder / f"{CHAMPION_PROFILE}.json")}

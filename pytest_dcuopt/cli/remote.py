@@ -34,7 +34,7 @@ from .. import __version__
 from ..case.model import is_case_dir
 from ..files import write_atomic
 from ..report.machine import now
-from .close_iter import CHAMPION_PROFILE, MEASURE_SELECTION, MIN_GAIN
+from .close_iter import MEASURE_SELECTION, MIN_GAIN
 from .layout import (
     INGESTED_NAME,
     STATE_NAME,
@@ -44,7 +44,7 @@ from .layout import (
     iteration_record,
     load_state,
 )
-from .open_iter import prepare_case, triage_due
+from .open_iter import CHAMPION_PROFILE, prepare_case, triage_due
 
 PACK_FORMAT, PACK_VERSION = "dcuopt-pack", 2
 TRIAGE_SELECTION = f"{MEASURE_SELECTION} or (test_profile and baseline)"  # the best's profile, with its SQTT pass

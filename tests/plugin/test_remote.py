@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from pytest_dcuopt import __version__
-from pytest_dcuopt.cli import close_iter
+from pytest_dcuopt.cli import close_iter, open_iter
 from pytest_dcuopt.cli.close_iter import MEASURE_SELECTION
 from pytest_dcuopt.cli.harness import HarnessRun, toolchain_entry
 from pytest_dcuopt.tool import ToolResult
@@ -90,7 +90,7 @@ def test_a_packed_iteration_runs_elsewhere_and_close_iter_finishes_it_from_the_r
     shutil.copytree(LOOP / "case", project / "rowsum")
     (project / "pytest.ini").write_text("[pytest]\n")
     (project / "conftest.py").write_text(REGISTER)
-    assert dcuopt("setup", project / "rowsum", "--iterations", 1, "--branches", 2, "--pytest-args",
+    assert dcuopt("setup", project / "rowsum", "--iterations", 2, "--branches", 2, "--pytest-args",
                   HARNESS_ARGS.format(cache=shared_build_cache)) == 0
     (run_dir,) = runs(project / "rowsum")
     assert dcuopt("open-iter", run_dir) == 0
@@ -161,7 +161,7 @@ def test_a_packed_iteration_runs_elsewhere_and_close_iter_finishes_it_from_the_r
               and p.parts[len(iteration.parts)] in ("pytest", "ablation", "champion_profile")}
 
     def no_measurement(*args: object, **kwargs: object) -> None:
-        raise AssertionError(f"close-iter --ingested ran pytest here: {args}")
+        raise AssertionError(f"pytest ran here although the device steps were ingested: {args}")
 
     monkeypatch.setattr(close_iter, "run_pytest", no_measurement)
     assert dcuopt("close-iter", run_dir, "--ingested") == 0
@@ -181,6 +181,16 @@ def test_a_packed_iteration_runs_elsewhere_and_close_iter_finishes_it_from_the_r
     assert [(r["iter"], r["stage"]) for r in closed["roofline_history"]] == [(1, "best before"), (1, "champion")]
     b1.write_text(original + "// edited after the ingest\n")
     assert "changed here since the pack" in _close_refusal(capsys, run_dir)
+    b1.write_text(original)
+
+    # The next iteration's best is that champion: open-iter takes its profile from the device too.
+    monkeypatch.setattr(open_iter, "run_pytest", no_measurement)
+    assert dcuopt("open-iter", run_dir) == 0
+    profile = json.loads((run_dir / "iterv2" / "profile.json").read_text())
+    assert profile["measured"] == "remote" and profile["verdict"] == champion_profile["verdict"]
+    assert profile["profile"] == champion_profile["profile"] and "iterv1/champion_profile.json" in profile["from"]
+    assert json.loads((run_dir / "iterv2" / "budget.json").read_text())["verdict"] == profile["verdict"]
+    assert not (run_dir / "iterv2" / "profile_run").exists()
 
 
 def _close_refusal(capsys: pytest.CaptureFixture[str], run_dir: Path) -> str:

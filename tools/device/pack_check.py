@@ -14,9 +14,10 @@ it. The "here" side is this checkout with the GPU hidden (CUDA_VISIBLE_DEVICES a
 run there, `dcuopt ingest --into`, `dcuopt setup --preflight-from`, `open-iter` (its profile of the best needs the
 device: unavailable here), a methods.json proposed as tools/device/loop_check.py does (the first method carrying
 --real-flag, the second --placebo-flag), b1 = FAST, b2 = the baseline, `dcuopt pack --iter 1`, run there,
-`dcuopt ingest`, `dcuopt close-iter --ingested`. OUT/pack-loop.json says what each step did, the champion, the
-methods' buckets, where the ablation and the champion's profile were measured, and whether close-iter changed any
-ingested file (it must measure nothing).
+`dcuopt ingest`, `dcuopt close-iter --ingested`, `open-iter` of iteration 2 (its best is the champion: its
+profile is the one made there). OUT/pack-loop.json says what each step did, the champion, the methods' buckets,
+where the ablation and the champion's profile were measured, whether close-iter changed any ingested file (it must
+measure nothing), and where iteration 2's profile and budget came from.
 """
 from __future__ import annotations
 
@@ -148,7 +149,7 @@ def loop(args: argparse.Namespace) -> int:
         return 1
     measured = there(case_pack, "there-case")
     if not (step("ingest", case, measured["results"], "--into", work / "measured")
-            and step("setup", case, "--iterations", "1", "--branches", "2", "--run-dir", run_dir,
+            and step("setup", case, "--iterations", "2", "--branches", "2", "--run-dir", run_dir,
                      "--preflight-from", work / "measured", "--pytest-args", harness)
             and step("open-iter", run_dir)):
         return 1
@@ -183,6 +184,13 @@ def loop(args: argparse.Namespace) -> int:
         for name in ("state.json", "iterv1/attribution.json", "iterv1/champion_profile.json"):
             if (run_dir / name).is_file():
                 shutil.copyfile(run_dir / name, out / name.replace("/", "-"))
+    if closed and step("open-iter", run_dir):  # iteration 2's best is the champion: its profile came from there
+        profile = json.loads((run_dir / "iterv2" / "profile.json").read_text())
+        budget = json.loads((run_dir / "iterv2" / "budget.json").read_text())
+        report["iteration2_profile"] = {"measured": profile.get("measured"), "from": profile.get("from"),
+                                        "verdict": profile["verdict"], "profile_run_here":
+                                            (run_dir / "iterv2" / "profile_run").exists(),
+                                        "bound": budget.get("bound"), "budget": budget.get("budget")}
     write(out / "pack-loop.json", report)
     print(json.dumps({k: v for k, v in report.items() if k != "steps"}, indent=1, default=str)[:6000])
     return 0 if closed else 1

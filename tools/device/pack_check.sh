@@ -14,8 +14,9 @@
 #    the machine that writes the kernels, run.sh with python3 in a folder of its own the device host. `dcuopt pack`
 #    of the case, run there, ingest, `setup --preflight-from`, open-iter, methods.json and two branches, `dcuopt
 #    pack --iter 1`, run there (measurement, champion, its ablation, its ncu profile), ingest, `close-iter
-#    --ingested`. $OUT gets pack-loop.json (each step, the champion, the methods' buckets, where the ablation and
-#    profile were measured, whether close-iter left the ingested files alone), iterv1-results.tar.gz, state.json,
+#    --ingested`, open-iter 2 (its profile: the champion's, from there). $OUT gets pack-loop.json (each step, the
+#    champion, the methods' buckets, where the ablation and profile were measured, whether close-iter left the
+#    ingested files alone, where iteration 2's profile and budget came from), iterv1-results.tar.gz, state.json,
 #    iterv1-attribution.json, iterv1-champion_profile.json (7 files in all with step 1).
 #
 # Time: at most RUN_S (240) + LOOP_S (330) seconds, inside one 600 s device command.
