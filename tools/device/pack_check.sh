@@ -37,6 +37,13 @@ if ls .whl/*.whl >/dev/null 2>&1; then
   "$PY" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
     && export PYTHONPATH=/tmp/site
 fi
+if ! "$PY" -c "import jsonschema, xxhash, pytest_benchmark, hypothesis" 2>/dev/null; then
+  echo "pack_check: $PY lacks a dependency of pytest_dcuopt (jsonschema on the device image). Here, in the repository"
+  echo "root: python3 -m pip download --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \\"
+  echo "  --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 -d .whl \\"
+  echo "  jsonschema jsonschema-specifications referencing rpds-py    # then carry .whl"
+  exit 3
+fi
 START=$SECONDS
 status=0
 if [ $# -ge 1 ]; then
