@@ -9,6 +9,8 @@
    interval vs the current best lies wholly above 1.
 3. When a branch is promoted and methods carry `ablation_flag`s: pytest once more on the champion's
    `test_ablation_<toolchain>` (the `ablation` observer), into `iterv<i>/ablation/`.
+   With --ingested nothing runs here: the measurement, the ablation and the champion's profile are those a pack's
+   run.sh made on another machine (`packed_run`, with this module's rule and steps) and `dcuopt ingest` placed.
 4. state.json: this iteration's entries are replaced (never appended twice), the best moves only on a promotion,
    every method is classified by the state rules.
 """
@@ -18,6 +20,7 @@ import argparse
 import json
 import shlex
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from ..files import write_atomic
@@ -44,9 +47,18 @@ from .layout import (
     kernel_file,
     open_run,
     save_state,
+    sha256,
     stale_sources,
 )
-from .open_iter import BUDGET_NAME, branch_profile, budget_line, load_budget, profile_verdict, scaffold
+from .open_iter import (
+    BUDGET_NAME,
+    CHAMPION_PROFILE,
+    branch_profile,
+    budget_line,
+    load_budget,
+    profile_verdict,
+    scaffold,
+)
 from .probe import PROBES_DIR, load_probes
 
 EFFECTIVE, INEFFECTIVE, INCONCLUSIVE = "effective", "ineffective", "inconclusive"
@@ -55,7 +67,6 @@ ISA_PRESENT, ISA_MISSING, ISA_NO_SIGNATURE, ISA_UNKNOWN = "present", "missing", 
 
 # Everything but the ablation and the profile (run for the champion only; the baseline's is open-iter's).
 MEASURE_SELECTION = "not test_ablation and not test_profile"
-CHAMPION_PROFILE = "champion_profile"
 MIN_GAIN = 0.02  # the seed's noise threshold: a promotion must be worth more than drift
 
 
@@ -64,8 +75,9 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--iter", type=int, default=None, help="iteration (default: the last opened)")
     parser.add_argument("--pytest-args", default="", help="extra pytest arguments for this close")
     parser.add_argument("--ingested", action="store_true",
-                        help="judge the results `dcuopt ingest` placed in iterv<i>/pytest/ (measured on another "
-                             "machine) instead of measuring here; the champion's ablation and profile are not run")
+                        help="judge the results `dcuopt ingest` placed in iterv<i>/ (measured on another machine by "
+                             "`dcuopt pack --iter N`'s run.sh: the iteration, the champion's ablation and profile) "
+                             "instead of measuring here")
     parser.add_argument("--min-gain", type=float, default=MIN_GAIN,
                         help="a branch replaces the current best only when its whole A/B speedup interval lies above "
                              f"1 + this (the seed's noise threshold). Default: {MIN_GAIN}")
@@ -97,7 +109,9 @@ def run(args: argparse.Namespace) -> int:
         outcome["isa"] = champion_isa(harness.report("isa_check.json"), outcome["champion"],
                                       [m["id"] for m in document["methods"]], toolchain_class(state["toolchain"]))
         if args.ingested:
-            outcome["ablation"] = {"status": "not run", "reason": NOT_IN_PACK}
+            outcome["ablation"] = ingested_ablation(layout, index, outcome["champion"], document, args.min_gain)
+            outcome["champion_profile"] = ingested_champion_profile(layout, state, index, outcome["champion"],
+                                                                    args.min_gain)
         else:
             outcome["ablation"] = ablate(layout, state, index, outcome["champion"], document, extra)
             outcome["champion_profile"] = profile_champion(layout, state, index, outcome["champion"], extra)
@@ -168,10 +182,28 @@ def clears_min_gain(interval: list[float] | None, speedup: float | None, min_gai
 def ablate(layout: RunLayout, state: dict[str, Any], index: int, champion: str, document: dict[str, Any],
            extra: list[str]) -> dict[str, Any]:
     """The champion's ablation run (methods with an ablation_flag), or why there is none."""
+    reason = ablation_unneeded(document)
+    if reason:
+        return {"status": "not run", "reason": reason}
+    targets, args = ablation_step(layout.iteration(index), state["toolchain"], champion, extra)
+    return ablation_outcome(run_pytest(targets, layout.ablation_dir(index), args, cwd=layout.run_dir), champion)
+
+
+def ablation_unneeded(document: dict[str, Any]) -> str | None:
+    """Why methods.json asks for no ablation (None when a method carries an ablation_flag)."""
     if not any(m.get("ablation_flag") for m in document["methods"]):
-        return {"status": "not run", "reason": "no method in methods.json has an ablation_flag"}
-    node = f"{layout.iteration(index) / 'ref.py'}::test_ablation_{state['toolchain']}[{champion}]"
-    harness = run_pytest([node], layout.ablation_dir(index), extra, cwd=layout.run_dir)
+        return "no method in methods.json has an ablation_flag"
+    return None
+
+
+def ablation_step(folder: Path, toolchain: str, champion: str, extra: Sequence[str]) -> tuple[list[str], list[str]]:
+    """pytest's targets and arguments for the champion's ablation, here or where a pack runs (`folder` is the
+    iteration case, absolute here, relative to the pack's root there)."""
+    return [f"{folder / 'ref.py'}::test_ablation_{toolchain}[{champion}]"], list(extra)
+
+
+def ablation_outcome(harness: HarnessRun, champion: str) -> dict[str, Any]:
+    """The champion's entry of an ablation run's ablation.json, or why the run wrote none."""
     report = harness.report("ablation.json")
     entries = [e for e in (report or {}).get("ablations", []) if e["branch"] == champion]
     if not entries:
@@ -179,20 +211,16 @@ def ablate(layout: RunLayout, state: dict[str, Any], index: int, champion: str, 
     return {"status": "ran", **entries[0]}
 
 
-NOT_IN_PACK = ("close-iter --ingested judged results measured on another machine; the champion's ablation is not "
-               "part of the pack: run `dcuopt close-iter` where the device is to measure it")
+def profile_step(folder: Path, toolchain: str, champion: str, extra: Sequence[str]) -> tuple[list[str], list[str]]:
+    """pytest's targets and arguments for the champion's profile (as `ablation_step`)."""
+    return [f"{folder / 'ref.py'}::test_profile_{toolchain}[{champion}]"], [*extra, "-rs"]
 
 
 def ingested_run(layout: RunLayout, index: int) -> HarnessRun:
     """The harness run `dcuopt ingest` placed in iterv<i>/pytest/, after checking that every packed file is still
     what was measured (a file changed since the pack makes the results stale)."""
     folder = layout.harness_dir(index)
-    record_path = folder / INGESTED_NAME
-    if not record_path.is_file():
-        raise LoopError(f"{folder} holds no ingested results ({INGESTED_NAME} is missing): `dcuopt pack "
-                        f"{layout.run_dir}`, run it on the device host, then `dcuopt ingest {layout.run_dir} "
-                        "results.tar.gz`; or close without --ingested to measure here.")
-    record = json.loads(record_path.read_text())
+    record = ingested_record(layout, index)
     manifest = record["manifest"]
     if int(manifest.get("iteration") or 0) != index:
         raise LoopError(f"the ingested results are of iteration {manifest.get('iteration')}, not {index}.")
@@ -200,13 +228,66 @@ def ingested_run(layout: RunLayout, index: int) -> HarnessRun:
     if changed:
         raise LoopError(f"{', '.join(changed)} changed here since the pack was made: the ingested results measured "
                         "the earlier version. Pack again, run it there, ingest, then close.")
-    log = folder / "pytest.log"
     status = str(record.get("exit_status", ""))
-    result = ToolResult(tuple(shlex.split(manifest["command"])), int(status) if status.lstrip("-").isdigit() else -1,
-                        log.read_text(errors="replace") if log.is_file() else "", "", 0.0)
     print(f"close-iter: judging the results ingested at {record.get('ingested_at')} from {record.get('from')} "
           "(measured on the remote machine; nothing is measured here)")
+    return remote_harness(folder, manifest["command"], int(status) if status.lstrip("-").isdigit() else -1)
+
+
+def ingested_record(layout: RunLayout, index: int) -> dict[str, Any]:
+    folder = layout.harness_dir(index)
+    record_path = folder / INGESTED_NAME
+    if not record_path.is_file():
+        raise LoopError(f"{folder} holds no ingested results ({INGESTED_NAME} is missing): `dcuopt pack "
+                        f"{layout.run_dir}`, run it on the device host, then `dcuopt ingest {layout.run_dir} "
+                        "results.tar.gz`; or close without --ingested to measure here.")
+    return dict(json.loads(record_path.read_text()))
+
+
+def remote_harness(folder: Path, command: str, status: int) -> HarnessRun:
+    """A harness run made on another machine, as if it had run here: its pytest.log stands for the output."""
+    log = folder / "pytest.log"
+    result = ToolResult(tuple(shlex.split(command)), status, log.read_text(errors="replace") if log.is_file() else "",
+                        "", 0.0)
     return HarnessRun(result, folder)
+
+
+def ingested_step(layout: RunLayout, index: int, name: str, champion: str, min_gain: float) -> HarnessRun | str:
+    """The champion step `name` (`ablation`, `champion_profile`) that the pack's run made for `champion` and ingest
+    placed here, or why there is none (the remote run did not make it, or made it for another champion)."""
+    steps = ingested_record(layout, index).get("steps")
+    what = STEP_WHAT[name]
+    if not isinstance(steps, dict) or name not in steps:
+        return (f"the ingested results hold no {what}: the pack that made them ran the measurement only; pack "
+                "the iteration again with this dcuopt (`dcuopt pack RUN_DIR --iter N`) and run it there")
+    chosen = steps.get("champion") or {}
+    if chosen.get("champion") != champion:
+        why = f": {chosen['reason']}" if chosen.get("reason") else ""
+        return (f"the remote run chose {chosen.get('champion') or 'no champion'} (min gain {chosen.get('min_gain')})"
+                f"{why} and made the {what} of that choice; this close promotes {champion} (min gain {min_gain}). "
+                f"Pack again with `--min-gain {min_gain}`, run it there and ingest")
+    step = steps[name]
+    if step.get("status") != "ran":
+        return f"the remote run did not run the {what}: {step.get('reason')}"
+    folder = layout.iteration(index) / step["folder"]
+    if not folder.is_dir():
+        return f"the remote run made the {what}, but {folder} is missing: run `dcuopt ingest` again"
+    return remote_harness(folder, step["command"], int(step["exit_status"]))
+
+
+STEP_WHAT = {"ablation": "champion's ablation", CHAMPION_PROFILE: "champion's profile"}
+
+
+def ingested_ablation(layout: RunLayout, index: int, champion: str, document: dict[str, Any],
+                      min_gain: float) -> dict[str, Any]:
+    """The champion's ablation as the pack's run measured it (close-iter --ingested), or why there is none."""
+    reason = ablation_unneeded(document)
+    if reason:
+        return {"status": "not run", "reason": reason}
+    found = ingested_step(layout, index, "ablation", champion, min_gain)
+    if isinstance(found, str):
+        return {"status": "not run", "reason": found}
+    return {**ablation_outcome(found, champion), "measured": "remote"}
 
 
 def profile_champion(layout: RunLayout, state: dict[str, Any], index: int, champion: str,
@@ -214,13 +295,33 @@ def profile_champion(layout: RunLayout, state: dict[str, Any], index: int, champ
     """The promoted branch under the `profile` marker, as open-iter profiles the best (the seed profiles the champion
     too): iterv<i>/champion_profile.json, and its summary (verdict, bound, register pressure)."""
     folder = layout.iteration(index)
-    node = f"{folder / 'ref.py'}::test_profile_{state['toolchain']}[{champion}]"
-    harness = run_pytest([node], folder / CHAMPION_PROFILE, [*extra, "-rs"], cwd=layout.run_dir)
-    entry = branch_profile(harness, folder.name, state["toolchain"], champion)
-    verdict = profile_verdict(entry, harness, state["toolchain"])
+    targets, args = profile_step(folder, state["toolchain"], champion, extra)
+    harness = run_pytest(targets, folder / CHAMPION_PROFILE, args, cwd=layout.run_dir)
+    return champion_profile_record(folder, index, champion, harness, state["toolchain"])
+
+
+def ingested_champion_profile(layout: RunLayout, state: dict[str, Any], index: int, champion: str,
+                              min_gain: float) -> dict[str, Any]:
+    """The champion's profile as the pack's run made it (close-iter --ingested), or why there is none."""
+    found = ingested_step(layout, index, CHAMPION_PROFILE, champion, min_gain)
+    if isinstance(found, str):
+        return {"verdict": f"not run: {found}", "bound": None, "utilization": None, "registers": None, "file": None}
+    return {**champion_profile_record(layout.iteration(index), index, champion, found, state["toolchain"], "remote"),
+            "measured": "remote"}
+
+
+def champion_profile_record(folder: Path, index: int, champion: str, harness: HarnessRun, toolchain: str,
+                            measured: str = "here") -> dict[str, Any]:
+    """iterv<i>/champion_profile.json from the champion's profile run (`measured` here or remote, with the SHA-256
+    of the kernel it profiled), and its summary."""
+    entry = branch_profile(harness, folder.name, toolchain, champion)
+    verdict = profile_verdict(entry, harness, toolchain)
+    source = kernel_file(folder / "branches" / champion)
     write_atomic(folder / f"{CHAMPION_PROFILE}.json", json.dumps(
         {"iter": index, "branch": champion, "verdict": verdict, "command": harness.result.command_line,
-         "exit_status": harness.result.returncode, "profile": entry}, indent=2, default=str) + "\n")
+         "exit_status": harness.result.returncode, "measured": measured,
+         "kernel_sha256": sha256(source) if source is not None else None, "profile": entry},
+        indent=2, default=str) + "\n")
     roofline = (entry or {}).get("roofline") or {}
     return {"verdict": verdict, "bound": roofline.get("bound"), "utilization": roofline.get("utilization"),
             "registers": (entry or {}).get("registers"), "file": str(folder / f"{CHAMPION_PROFILE}.json")}
@@ -393,7 +494,7 @@ def update_state(layout: RunLayout, state: dict[str, Any], index: int, record: d
     state["iterations"][str(index)] = {**record, "status": "closed", "closed_at": now()}
     state["roofline_history"] = [r for r in state.get("roofline_history", [])
                                  if (r.get("iter"), r.get("stage")) != (index, "champion")]
-    if outcome.get("champion_profile"):
+    if (outcome.get("champion_profile") or {}).get("file"):
         state["roofline_history"].append({"iter": index, "stage": "champion", "branch": outcome["champion"],
                                           **outcome["champion_profile"]})
     state["recommendation"] = recommendation(state)

@@ -102,6 +102,7 @@ if _branches.is_dir():
 '''
 
 PROFILE_NAME, BUDGET_NAME, PROFILE_RUN = "profile.json", "budget.json", "profile_run"
+CHAMPION_PROFILE = "champion_profile"  # close-iter's profile of the promoted branch: iterv<i>/champion_profile.json
 PROFILE_SELECTION = "test_profile and baseline"  # the one profile item of the iteration case
 
 
@@ -157,18 +158,41 @@ def profile_current_best(layout: RunLayout, state: dict[str, Any], index: int, r
     if not reprofile and kept is not None and kept.get("baseline_sha256") == record["baseline_sha256"] \
             and (folder / PROFILE_NAME).is_file():
         return profile_summary(kept, kept=True)
-    extra = [f"--dcuopt-toolchain={state['toolchain']}", *state.get("pytest_args", []), "-rs",
-             "-k", PROFILE_SELECTION]
-    harness = run_pytest([str(folder)], folder / PROFILE_RUN, extra, cwd=layout.run_dir)
-    entry = branch_profile(harness, folder.name, state["toolchain"])
-    verdict = profile_verdict(entry, harness, state["toolchain"])
-    write_atomic(folder / PROFILE_NAME, json.dumps(
-        {"iter": index, "verdict": verdict, "baseline_file": record["baseline_file"],
-         "command": shlex.join(harness.result.command), "exit_status": harness.result.returncode,
-         "harness_run": str(harness.run_dir), "profile": entry}, indent=2, default=str) + "\n")
+    remote = None if reprofile or triage_due(state, index) else remote_champion_profile(layout, index, record)
+    if remote is not None:
+        # The best is the champion a pack's run profiled on the device: that profile, not one made here.
+        entry, verdict = remote["profile"], remote["verdict"]
+        document = {"iter": index, "verdict": verdict, "baseline_file": record["baseline_file"],
+                    "command": remote["command"], "exit_status": remote["exit_status"],
+                    "harness_run": str(layout.iteration(index - 1) / CHAMPION_PROFILE), "measured": "remote",
+                    "from": f"{layout.iteration(index - 1) / CHAMPION_PROFILE}.json: iteration {index - 1}'s "
+                            "champion, this kernel, profiled on the device by the pack's run", "profile": entry}
+    else:
+        extra = [f"--dcuopt-toolchain={state['toolchain']}", *state.get("pytest_args", []), "-rs",
+                 "-k", PROFILE_SELECTION]
+        harness = run_pytest([str(folder)], folder / PROFILE_RUN, extra, cwd=layout.run_dir)
+        entry = branch_profile(harness, folder.name, state["toolchain"])
+        verdict = profile_verdict(entry, harness, state["toolchain"])
+        document = {"iter": index, "verdict": verdict, "baseline_file": record["baseline_file"],
+                    "command": shlex.join(harness.result.command), "exit_status": harness.result.returncode,
+                    "harness_run": str(harness.run_dir), "profile": entry}
+    write_atomic(folder / PROFILE_NAME, json.dumps(document, indent=2, default=str) + "\n")
     budget = budget_document(index, record, state, verdict, entry)
     write_atomic(folder / BUDGET_NAME, json.dumps(budget, indent=2, default=str) + "\n")
     return profile_summary(budget, kept=False)
+
+
+def remote_champion_profile(layout: RunLayout, index: int, record: dict[str, Any]) -> dict[str, Any] | None:
+    """The previous iteration's champion_profile.json when the pack's run made it on the device (`close-iter
+    --ingested`) of this very kernel (its SHA-256 is the best's), with an entry; else None (profile here)."""
+    path = Path(f"{layout.iteration(index - 1) / CHAMPION_PROFILE}.json")
+    if index < 2 or not path.is_file():
+        return None
+    found = json.loads(path.read_text())
+    if found.get("measured") != "remote" or found.get("profile") is None \
+            or found.get("kernel_sha256") != record["baseline_sha256"]:
+        return None
+    return dict(found)
 
 
 def triage_due(state: dict[str, Any], index: int) -> bool:

@@ -15,6 +15,7 @@ code), and refused without --force when the destination holds results that finis
 from __future__ import annotations
 
 import argparse
+import base64
 import hashlib
 import io
 import json
@@ -22,6 +23,7 @@ import shlex
 import shutil
 import tarfile
 import tempfile
+import zipfile
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -32,7 +34,7 @@ from .. import __version__
 from ..case.model import is_case_dir
 from ..files import write_atomic
 from ..report.machine import now
-from .close_iter import MEASURE_SELECTION
+from .close_iter import MEASURE_SELECTION, MIN_GAIN
 from .layout import (
     INGESTED_NAME,
     STATE_NAME,
@@ -42,9 +44,9 @@ from .layout import (
     iteration_record,
     load_state,
 )
-from .open_iter import prepare_case, triage_due
+from .open_iter import CHAMPION_PROFILE, prepare_case, triage_due
 
-PACK_FORMAT, PACK_VERSION = "dcuopt-pack", 1
+PACK_FORMAT, PACK_VERSION = "dcuopt-pack", 2
 TRIAGE_SELECTION = f"{MEASURE_SELECTION} or (test_profile and baseline)"  # the best's profile, with its SQTT pass
 MANIFEST, RUN_SCRIPT, RESULTS = "manifest.json", "run.sh", "results"
 REMOTE_RUN_DIR = f"{RESULTS}/pytest"  # the harness's run directory on the remote machine, relative to the pack
@@ -54,6 +56,12 @@ CASE_FILES = ("ref.py", "dims.json", "dims.*.json", "methods.json", "kernel.*")
 CASE_FOLDERS = ("branches", "ablations")
 HEADER_SUFFIXES = (".h", ".hpp", ".cuh", ".inc")  # headers beside kernel.<ext> that it may include
 BUILD_OUTPUTS = (".so", ".o", ".pyc")
+ABLATION = "ablation"  # the champion's ablation run: results/ablation there, iterv<i>/ablation here
+STEPS_NAME = "steps.json"  # what the packed run did, step by step (`packed_run`)
+PLUGIN_DIR = "plugin"  # the wheel of pytest_dcuopt inside the pack
+PLUGIN_ROOT = "_plugin"  # where run.sh unpacks it there (first on PYTHONPATH)
+PACKED_RUN = "pytest_dcuopt.cli.packed_run"  # the module run.sh runs
+PYTEST_ENTRY_POINT = ("dcuopt", "pytest_dcuopt.plugin")  # pyproject.toml's [project.entry-points.pytest11]
 
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -62,6 +70,9 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     pack.add_argument("--iter", type=int, default=None, help="iteration (default: the last opened)")
     pack.add_argument("--toolchain", default=None, help="a case only: --dcuopt-toolchain for the remote run")
     pack.add_argument("--pytest-args", default="", help="more pytest arguments for the remote run")
+    pack.add_argument("--min-gain", type=float, default=MIN_GAIN,
+                      help="an iteration only: the champion's rule there, as `dcuopt close-iter --min-gain` (the "
+                           f"champion's ablation and profile run for the branch it picks). Default: {MIN_GAIN}")
     pack.add_argument("-o", "--output", type=Path, default=None,
                       help="the archive (default: RUN_DIR/iterv<i>.pack.tar.gz, or ./<case>.pack.tar.gz)")
     pack.set_defaults(run=run_pack)
@@ -89,9 +100,11 @@ class Pack:
     name: str  # the case folder's name inside the pack (pytest's target there)
     target: Path
     files: list[PackedFile]
-    pytest_args: list[str]
+    pytest_args: list[str]  # the measurement's (with its -k selection)
     iteration: int | None = None
     toolchain: str | None = None
+    champion_args: list[str] | None = None  # an iteration's: for the champion's ablation and profile
+    min_gain: float | None = None
 
 
 def run_pack(args: argparse.Namespace) -> int:
@@ -101,12 +114,13 @@ def run_pack(args: argparse.Namespace) -> int:
         if args.toolchain:
             raise LoopError(f"--toolchain {args.toolchain} is for packing a case; an iteration of {target} runs on "
                             "the run's own toolchain (its state.json). Leave --toolchain out.")
-        pack = iteration_pack(target, args.iter, extra)
+        pack = iteration_pack(target, args.iter, extra, args.min_gain)
         output = args.output or target / f"{pack.name}.pack.tar.gz"
     elif is_case_dir(target):
-        if args.iter is not None:
-            raise LoopError(f"--iter {args.iter} is for packing an iteration of a run directory; {target} is a "
-                            "kernel case. Leave --iter out, or pass the run directory.")
+        if args.iter is not None or args.min_gain != MIN_GAIN:
+            given = f"--iter {args.iter}" if args.iter is not None else f"--min-gain {args.min_gain}"
+            raise LoopError(f"{given} is for packing an iteration of a run directory (the champion's rule there); "
+                            f"{target} is a kernel case. Leave {given.split()[0]} out, or pass the run directory.")
         pack = case_pack(target, args.toolchain, extra)
         output = args.output or Path.cwd() / f"{pack.name}.pack.tar.gz"
     else:
@@ -115,12 +129,14 @@ def run_pack(args: argparse.Namespace) -> int:
     manifest = write_pack(pack, output.resolve())
     print(f"pack: {output} ({len(pack.files)} files, pack {manifest['pack_id'][:12]})\n"
           f"  there: tar xzf {output.name} && bash {manifest['root']}/{RUN_SCRIPT}\n"
-          f"  back here: dcuopt ingest {target} results.tar.gz")
+          f"  back here: dcuopt ingest {target} results.tar.gz"
+          + (f" && dcuopt close-iter {target} --ingested" if pack.kind == "iteration" else ""))
     return 0
 
 
-def iteration_pack(run_dir: Path, index: int | None, extra: list[str]) -> Pack:
-    """The iteration's case as close-iter measures it, with the same pytest arguments and selection."""
+def iteration_pack(run_dir: Path, index: int | None, extra: list[str], min_gain: float = MIN_GAIN) -> Pack:
+    """The iteration's case as close-iter measures it, with the same pytest arguments and selection; there, the
+    champion is picked by close-iter's rule and ablated and profiled (`packed_run`)."""
     layout = RunLayout(run_dir)
     state = load_state(layout)
     index = index or current_iteration(state)
@@ -134,9 +150,9 @@ def iteration_pack(run_dir: Path, index: int | None, extra: list[str]) -> Pack:
     files.append(PackedFile(f"{folder.name}/{CASE_REF}", reference, reference.read_bytes()))
     # After three flat iterations the best's profile (its mark asks hipprof for the SQTT pass) runs there too.
     selection = TRIAGE_SELECTION if triage_due(state, index) else MEASURE_SELECTION
-    args = [f"--dcuopt-toolchain={state['toolchain']}", *state.get("pytest_args", []), *extra, "-k", selection]
-    return Pack("iteration", folder.name, run_dir, sorted(files, key=lambda f: f.name), args, index,
-                state["toolchain"])
+    args = [f"--dcuopt-toolchain={state['toolchain']}", *state.get("pytest_args", []), *extra]
+    return Pack("iteration", folder.name, run_dir, sorted(files, key=lambda f: f.name), [*args, "-k", selection],
+                index, state["toolchain"], args, min_gain)
 
 
 def case_pack(case_dir: Path, toolchain: str | None, extra: list[str]) -> Pack:
@@ -174,22 +190,30 @@ def pytest_command(pack: Pack) -> list[str]:
     return [pack.name, f"--dcuopt-run-dir={REMOTE_RUN_DIR}", "-p", "no:cacheprovider", *pack.pytest_args]
 
 
-def manifest_of(pack: Pack) -> dict[str, Any]:
+def manifest_of(pack: Pack, plugin: PluginWheel) -> dict[str, Any]:
     files = {f.name: {"sha256": digest(f.data), "source": str(f.source), "source_sha256": digest(f.source.read_bytes())}
              for f in pack.files}
     command = pytest_command(pack)
-    pack_id = digest(json.dumps({"files": {k: v["sha256"] for k, v in files.items()}, "command": command},
-                                sort_keys=True).encode())
+    pack_id = digest(json.dumps({"files": {k: v["sha256"] for k, v in files.items()}, "command": command,
+                                 "plugin": digest(plugin.data), "champion_args": pack.champion_args,
+                                 "min_gain": pack.min_gain}, sort_keys=True).encode())
+    steps = ["measure", *(["champion", ABLATION, CHAMPION_PROFILE] if pack.kind == "iteration" else [])]
     return {"format": PACK_FORMAT, "format_version": PACK_VERSION, "harness_version": __version__,
             "created_at": now(), "pack_id": pack_id, "root": f"dcuopt-pack-{pack.name}", "kind": pack.kind,
             "name": pack.name, "target": str(pack.target), "iteration": pack.iteration, "toolchain": pack.toolchain,
-            "pytest_args": command, "command": f"python -m pytest {shlex.join(command)}", "files": files}
+            "pytest_args": command, "command": f"python -m pytest {shlex.join(command)}",
+            "harness_args": pack.pytest_args, "champion_args": pack.champion_args, "min_gain": pack.min_gain,
+            "steps": steps, "plugin": {"file": f"{PLUGIN_DIR}/{plugin.name}", "sha256": digest(plugin.data),
+                                       "version": __version__, "built_from": str(plugin.source)},
+            "files": files}
 
 
 def write_pack(pack: Pack, output: Path) -> dict[str, Any]:
-    manifest = manifest_of(pack)
+    plugin = plugin_wheel()
+    manifest = manifest_of(pack, plugin)
     root = manifest["root"]
     members = [(f"{root}/{f.name}", f.data, 0o644) for f in pack.files]
+    members.append((f"{root}/{manifest['plugin']['file']}", plugin.data, 0o644))
     members += [(f"{root}/{MANIFEST}", (json.dumps(manifest, indent=2) + "\n").encode(), 0o644),
                 (f"{root}/{RUN_SCRIPT}", run_script(manifest).encode(), 0o755),
                 # The pack's root is pytest's rootdir there: no configuration of the remote machine's folders applies.
@@ -205,44 +229,66 @@ def write_pack(pack: Pack, output: Path) -> dict[str, Any]:
     return manifest
 
 
-# Records, before pytest runs, the sha256 of every packed file as it is there (ingest compares them with the
-# manifest), and the harness version that runs.
-_RECORD_FILES = '''import hashlib, json, platform, sys
-from pathlib import Path
-manifest = json.loads(Path("manifest.json").read_text())
-found = {name: hashlib.sha256(Path(name).read_bytes()).hexdigest() if Path(name).is_file() else None
-         for name in manifest["files"]}
-Path("results/files.json").write_text(json.dumps(found, indent=2) + "\\n")
-try:
-    from pytest_dcuopt import __version__ as version
-except ImportError as exc:
-    sys.exit(f"run.sh: pytest_dcuopt cannot be imported with {sys.executable} ({exc}); install it (pip install "
-             "pytest-dcuopt) or set PYTHON to an interpreter that has it")
-Path("results/remote.json").write_text(json.dumps({"harness_version": version, "python": sys.version.split()[0],
-                                                   "host": platform.node()}, indent=2) + "\\n")
-'''
+@dataclass(frozen=True)
+class PluginWheel:
+    name: str  # pytest_dcuopt-<version>-py3-none-any.whl
+    source: Path  # the package folder it was built from
+    data: bytes
+
+
+def plugin_wheel() -> PluginWheel:
+    """A wheel of the running pytest_dcuopt, built from its files as they are (a checkout or an install), so a pack
+    runs this very code there whatever is installed on that machine. Its metadata is the minimum a wheel needs and
+    the pytest plugin entry point (the same name as pyproject.toml's, so pytest loads the plugin once even where
+    another pytest_dcuopt is installed)."""
+    package = Path(__file__).resolve().parents[1]
+    files = sorted(p for p in package.rglob("*") if p.is_file() and "__pycache__" not in p.parts
+                   and p.suffix not in (".pyc", *BUILD_OUTPUTS))
+    info = f"pytest_dcuopt-{__version__}.dist-info"
+    members = [(f"pytest_dcuopt/{p.relative_to(package).as_posix()}", p.read_bytes()) for p in files]
+    members += [(f"{info}/METADATA", f"Metadata-Version: 2.1\nName: pytest-dcuopt\nVersion: {__version__}\n".encode()),
+                (f"{info}/WHEEL", b"Wheel-Version: 1.0\nGenerator: dcuopt pack\nRoot-Is-Purelib: true\n"
+                                  b"Tag: py3-none-any\n"),
+                (f"{info}/entry_points.txt", f"[pytest11]\n{PYTEST_ENTRY_POINT[0]} = {PYTEST_ENTRY_POINT[1]}\n"
+                                             .encode())]
+    record = "".join(f"{name},sha256={_record_digest(data)},{len(data)}\n" for name, data in members)
+    members.append((f"{info}/RECORD", (record + f"{info}/RECORD,,\n").encode()))
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as wheel:
+        for name, data in members:
+            wheel.writestr(zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0)), data, zipfile.ZIP_DEFLATED)
+    return PluginWheel(f"pytest_dcuopt-{__version__}-py3-none-any.whl", package, buffer.getvalue())
+
+
+def _record_digest(data: bytes) -> str:
+    return base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
 
 
 def run_script(manifest: Mapping[str, Any]) -> str:
     return f"""#!/usr/bin/env bash
 # Made by `dcuopt pack` (pytest_dcuopt {manifest['harness_version']}, pack {manifest['pack_id'][:12]}): runs the packed
-# {manifest['kind']} {manifest['name']} here; what it measures goes to results/ and results.tar.gz. Bring
-# results.tar.gz back and run `dcuopt ingest {manifest['target']} results.tar.gz` there.
-# PYTHON picks the interpreter (default python3): it needs pytest_dcuopt and the case's toolchain.
+# {manifest['kind']} {manifest['name']} here ({', '.join(manifest['steps'])}); what it measures goes to results/ and
+# results.tar.gz. Bring results.tar.gz back and run `dcuopt ingest {manifest['target']} results.tar.gz` there.
+# PYTHON picks the interpreter (default python3). It needs pytest, pytest-benchmark, hypothesis, numpy, jsonschema,
+# xxhash, what the case imports (torch) and the case's toolchain; not pytest_dcuopt: the pack carries it as a wheel
+# ({manifest['plugin']['file']}), unpacked into {PLUGIN_ROOT}/ and put first on PYTHONPATH, so it is the one that runs.
 set -uo pipefail
 cd "$(dirname "$0")"
 PYTHON=${{PYTHON:-python3}}
-rm -rf {RESULTS} {RESULTS}.tar.gz
+rm -rf {RESULTS} {RESULTS}.tar.gz {PLUGIN_ROOT}
 mkdir -p {RESULTS}
-"$PYTHON" - <<'PY' || exit 3
-{_RECORD_FILES}PY
-"$PYTHON" -m pytest {shlex.join(manifest['pytest_args'])} 2>&1 | tee {RESULTS}/pytest.log
+"$PYTHON" -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])' \\
+    {shlex.quote(manifest['plugin']['file'])} {PLUGIN_ROOT} || exit 3
+export PYTHONPATH="$PWD/{PLUGIN_ROOT}${{PYTHONPATH:+:$PYTHONPATH}}"
+"$PYTHON" -m {PACKED_RUN} 2>&1 | tee {RESULTS}/run.log
 status=${{PIPESTATUS[0]}}
 echo "$status" > {RESULTS}/exit_status
 cp {MANIFEST} {RESULTS}/{MANIFEST}
-find {RESULTS} -type l -delete  # the harness's `latest` link: a pointer here, meaningless where it is ingested
+# Only plain files travel: the harness's `latest` link (a pointer here, meaningless where it is ingested) and a
+# profiler's control FIFOs are left out.
+find {RESULTS} ! -type f ! -type d -delete
 tar czf {RESULTS}.tar.gz {RESULTS}
-echo "run.sh: pytest exit $status; bring back $(pwd)/{RESULTS}.tar.gz and run: dcuopt ingest TARGET {RESULTS}.tar.gz"
+echo "run.sh: exit $status; bring back $(pwd)/{RESULTS}.tar.gz and run: dcuopt ingest TARGET {RESULTS}.tar.gz"
 exit "$status"
 """
 
@@ -256,6 +302,7 @@ def run_ingest(args: argparse.Namespace) -> int:
         check_manifest(manifest, target)
         check_hashes(manifest, read_json(results / "files.json", "the hashes run.sh recorded"))
         status, remote = exit_status(results), read_remote(results)
+        check_plugin(manifest, remote)
         if not (results / "pytest" / STATE_NAME).is_file():
             raise LoopError(f"the remote pytest wrote no {STATE_NAME} (exit {status}): nothing to ingest. Its log is "
                             f"{RESULTS}/pytest.log in {args.results}; fix the cause and run run.sh again.")
@@ -264,7 +311,7 @@ def run_ingest(args: argparse.Namespace) -> int:
         if not replaces(destination, incoming, args.force):
             print(f"ingest: {destination} already holds these results; nothing changed")
             return 0
-        place(results, destination, manifest, args.results.resolve())
+        place(results, destination, manifest, args.results.resolve(), companions(manifest, target))
     print(f"ingest: {args.results} -> {destination} (pytest exit {status})")
     if remote.get("harness_version") != manifest["harness_version"]:
         print(f"ingest: note: the remote ran pytest_dcuopt {remote.get('harness_version')}, this pack was made by "
@@ -382,15 +429,38 @@ def replaces(destination: Path, incoming: Mapping[str, Any], force: bool) -> boo
     return True
 
 
-def place(results: Path, destination: Path, manifest: Mapping[str, Any], archive: Path) -> None:
-    """The remote harness directory becomes `destination` (emptied first: no file of an earlier run stays)."""
-    if destination.exists():
-        shutil.rmtree(destination)
-    shutil.copytree(results / "pytest", destination)
+def check_plugin(manifest: Mapping[str, Any], remote: Mapping[str, Any]) -> None:
+    """The packed plugin is what ran there (run.sh refuses to run another; results edited by hand may claim it)."""
+    if remote.get("plugin_from_pack") is not True or remote.get("plugin_sha256") != manifest["plugin"]["sha256"]:
+        raise LoopError(f"the remote run did not run the packed pytest_dcuopt ({manifest['plugin']['file']}): "
+                        f"remote.json says it ran {remote.get('harness_path')!r} (from the pack: "
+                        f"{remote.get('plugin_from_pack')}, wheel sha256 {remote.get('plugin_sha256')}). Unpack the "
+                        "archive afresh there, run run.sh unchanged, and ingest its results.")
+
+
+def companions(manifest: Mapping[str, Any], target: Path) -> dict[str, Path]:
+    """An iteration's champion steps: each results/<name> folder and the folder here it becomes."""
+    if manifest["kind"] != "iteration":
+        return {}
+    folder = RunLayout(target).iteration(int(manifest["iteration"]))
+    return {ABLATION: folder / ABLATION, CHAMPION_PROFILE: folder / CHAMPION_PROFILE}
+
+
+def place(results: Path, destination: Path, manifest: Mapping[str, Any], archive: Path,
+          others: Mapping[str, Path]) -> None:
+    """The remote harness directory becomes `destination`, each of the champion's step folders its folder here
+    (emptied first, removed when the remote run made none: no file of an earlier run stays)."""
+    for name, folder in {"pytest": destination, **others}.items():
+        if folder.exists():
+            shutil.rmtree(folder)
+        if (results / name).is_dir():
+            shutil.copytree(results / name, folder)
     if (results / "pytest.log").is_file():
         shutil.copyfile(results / "pytest.log", destination / "pytest.log")
+    steps = results / STEPS_NAME
     record = {"ingested_at": now(), "from": str(archive), "exit_status": exit_status(results),
-              "remote": read_remote(results), "manifest": dict(manifest)}
+              "remote": read_remote(results), "manifest": dict(manifest),
+              "steps": read_json(steps, "the remote run's steps") if steps.is_file() else None}
     write_atomic(destination / INGESTED_NAME, json.dumps(record, indent=2) + "\n")
 
 

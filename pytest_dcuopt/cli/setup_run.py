@@ -12,6 +12,7 @@ import argparse
 import json
 import shlex
 import shutil
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -53,7 +54,9 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--backend", default=None, help="toolchain (default: the one that runs the baseline)")
     parser.add_argument("--noise-threshold-pct", type=float, default=DEFAULT_NOISE_PCT,
                         help="a 'material' gain for the 3-flat-iterations SQTT rule (default 2.0)")
-    parser.add_argument("--ptr-size", type=int, default=0, help="kept for the seed's state; shapes come from ref.py")
+    # The seed's flat element count for every pointer buffer: removed (buffer shapes come from ref.py). Still parsed,
+    # hidden, so that a seed command line gets `deprecated_ptr_size`'s message instead of "unrecognized arguments".
+    parser.add_argument("--ptr-size", type=int, default=None, help=argparse.SUPPRESS)
     parser.add_argument("--ncu-num", type=int, default=DEFAULT_TOP_METRICS,
                         help="how many metrics the profile ranks as the most telling (the seed's top-K; default "
                              f"{DEFAULT_TOP_METRICS})")
@@ -69,6 +72,8 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.ptr_size is not None:
+        deprecated_ptr_size(args.ptr_size)
     if args.iterations < 1 or args.branches < 1 or args.ncu_num < 1:
         raise LoopError(f"--iterations {args.iterations}, --branches {args.branches} and --ncu-num {args.ncu_num} "
                         "must all be at least 1.")
@@ -120,6 +125,17 @@ def seed_run(args: argparse.Namespace, case: KernelCase, case_dir: Path, run_dir
     write_atomic(layout.baseline_dir / BENCH_NAME, json.dumps(bench, indent=2) + "\n")
     state["best_metric_ms"] = bench["median_ms"]
     save_state(layout, state)
+
+
+def deprecated_ptr_size(value: int) -> None:
+    """--ptr-size is gone: a size for every buffer is refused (it would be ignored), the seed's 0 only noted."""
+    why = ("the seed's --ptr-size gave every pointer buffer one flat element count (0: guessed from the int "
+           "parameters); here each buffer has its own shape, from ref.py's `shapes` and the dims (dims.json), so "
+           "there is nothing for it to set")
+    if value != 0:
+        raise LoopError(f"--ptr-size {value} is no longer accepted: {why}. Declare the buffers' shapes in ref.py's "
+                        "`shapes` (e.g. shapes = {\"x\": (\"M\", \"K\")}) and drop --ptr-size.")
+    print(f"setup: note: --ptr-size is deprecated and ignored: {why}; drop it.", file=sys.stderr)
 
 
 def choose_run_dir(case_dir: Path, wanted: Path | None) -> Path:
@@ -225,7 +241,7 @@ def initial_state(args: argparse.Namespace, case_dir: Path, run_dir: Path, ref: 
         "baseline_file": str(seeded), "baseline_file_original": str(original), "ref_file": str(ref.resolve()),
         "best_file": str(seeded), "best_metric_ms": None, "best_hipprof_output": None, "env": environment,
         "iterations_total": args.iterations, "ncu_num": args.ncu_num, "branches": args.branches,
-        "noise_threshold_pct": args.noise_threshold_pct, "ptr_size": args.ptr_size, "dims": dict(dims),
+        "noise_threshold_pct": args.noise_threshold_pct, "dims": dict(dims),
         "pytest_args": shlex.split(args.pytest_args), **{name: [] for name in METHOD_LISTS},
         "history": [], "roofline_history": [], "frontier": [], "iterations": {}, "recommendation": None,
         "created_at": now(),

@@ -1,7 +1,9 @@
-"""`dcuopt pack` / `dcuopt ingest` end to end on the CPU: a loop iteration is packed, its run.sh runs pytest in
-another folder (as it would on a DCU machine), and the results come back to where close-iter reads its harness
-state. Stale results (a packed file changed there before the run, or here since the pack) are refused, naming the
-file; results that finished later than the ingested ones are kept unless forced."""
+"""`dcuopt pack` / `dcuopt ingest` end to end on the CPU: a loop iteration is packed, its run.sh runs it in another
+folder with an interpreter that has no pytest_dcuopt (as on a DCU machine): the measurement, the champion by
+close-iter's rule, its ablation and its profile, with the plugin the pack carries. The results come back to where
+close-iter reads them, and close-iter --ingested finishes the iteration from them without measuring. Stale results
+(a packed file changed there before the run, or here since the pack) are refused, naming the file; results that
+finished later than the ingested ones are kept unless forced."""
 from __future__ import annotations
 
 import json
@@ -14,13 +16,16 @@ from pathlib import Path
 
 import pytest
 
+from pytest_dcuopt import __version__
+from pytest_dcuopt.cli import close_iter, open_iter
 from pytest_dcuopt.cli.close_iter import MEASURE_SELECTION
 from pytest_dcuopt.cli.harness import HarnessRun, toolchain_entry
 from pytest_dcuopt.tool import ToolResult
 from tests.context import skip_if_no_gxx
-from tests.plugin.test_cli import HARNESS_ARGS, LOOP, PLACEBO, REGISTER, UNROLL, dcuopt, runs
+from tests.plugin.test_cli import HARNESS_ARGS, LOOP, PLACEBO, REGISTER, UNROLL, dcuopt, expected_verdict, runs
 
 RUN_SH_TIMEOUT_S = 600
+WHEEL = f"plugin/pytest_dcuopt-{__version__}-py3-none-any.whl"
 
 
 def unpack(archive: Path, where: Path) -> Path:
@@ -37,10 +42,38 @@ def unpack(archive: Path, where: Path) -> Path:
     return where / root
 
 
-def run_remote(root: Path) -> subprocess.CompletedProcess[str]:
-    """run.sh from an unrelated working directory, with this interpreter (which has pytest_dcuopt)."""
-    return subprocess.run(["bash", str(root / "run.sh")], cwd=root.parent, env={**os.environ, "PYTHON": sys.executable},
+def run_remote(root: Path, python: Path | str = sys.executable) -> subprocess.CompletedProcess[str]:
+    """run.sh from an unrelated working directory with `python` and no PYTHONPATH of ours (this interpreter has
+    pytest_dcuopt installed: the packed copy must win over it)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTEST_PLUGINS")}
+    return subprocess.run(["bash", str(root / "run.sh")], cwd=root.parent, env={**env, "PYTHON": str(python)},
                           capture_output=True, text=True, timeout=RUN_SH_TIMEOUT_S, check=False)
+
+
+def python_without_the_plugin(where: Path) -> Path:
+    """A venv whose interpreter has this environment's packages (pytest, torch, ...) but not pytest_dcuopt: its
+    site-packages links every entry of ours except the plugin's own (its package, dist-info and editable-install
+    hooks, and any .pth that points at its checkout)."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(where)], check=True, timeout=120)
+    python = where / "bin" / "python"
+    purelib = "import sysconfig; print(sysconfig.get_paths()['purelib'])"
+    ours = Path(subprocess.run([sys.executable, "-c", purelib], capture_output=True, text=True, check=True)
+                .stdout.strip())
+    theirs = Path(subprocess.run([python, "-c", purelib], capture_output=True, text=True, check=True).stdout.strip())
+    theirs.mkdir(parents=True, exist_ok=True)
+    checkout = str(Path(__file__).parents[2])
+    for entry in ours.iterdir():
+        name = entry.name.lower().replace("-", "_")
+        if name.startswith(("pytest_dcuopt", "__editable__", "_pytest_dcuopt")):
+            continue
+        if entry.suffix == ".pth" and (checkout in entry.read_text(errors="replace") or "dcuopt" in name):
+            continue
+        (theirs / entry.name).symlink_to(entry)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTEST_PLUGINS")}
+    probe = subprocess.run([python, "-c", "import pytest_dcuopt"], cwd=where, env=env, capture_output=True,
+                           text=True, timeout=120, check=False)
+    assert probe.returncode == 1 and "No module named 'pytest_dcuopt'" in probe.stderr, probe.stderr
+    return python
 
 
 def refusal(capsys: pytest.CaptureFixture[str], *argv: object) -> str:
@@ -50,13 +83,14 @@ def refusal(capsys: pytest.CaptureFixture[str], *argv: object) -> str:
 
 
 @skip_if_no_gxx
-def test_a_packed_iteration_runs_elsewhere_and_is_ingested_where_close_iter_reads_it(
-        tmp_path: Path, shared_build_cache: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_packed_iteration_runs_elsewhere_and_close_iter_finishes_it_from_the_results(
+        tmp_path: Path, shared_build_cache: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
     project = tmp_path / "project"
     shutil.copytree(LOOP / "case", project / "rowsum")
     (project / "pytest.ini").write_text("[pytest]\n")
     (project / "conftest.py").write_text(REGISTER)
-    assert dcuopt("setup", project / "rowsum", "--iterations", 1, "--branches", 2, "--pytest-args",
+    assert dcuopt("setup", project / "rowsum", "--iterations", 2, "--branches", 2, "--pytest-args",
                   HARNESS_ARGS.format(cache=shared_build_cache)) == 0
     (run_dir,) = runs(project / "rowsum")
     assert dcuopt("open-iter", run_dir) == 0
@@ -66,23 +100,31 @@ def test_a_packed_iteration_runs_elsewhere_and_is_ingested_where_close_iter_read
         shutil.copy(LOOP / "iter1" / branch / "kernel.cpp", iteration / "branches" / branch / "kernel.cpp")
 
     archive = tmp_path / "iterv1.pack.tar.gz"
-    assert dcuopt("pack", run_dir, "-o", archive) == 0
+    assert dcuopt("pack", run_dir, "--iter", 1, "-o", archive) == 0
     with tarfile.open(archive) as packed:
         names = {name.split("/", 1)[1] for name in packed.getnames()}
     assert names == {"manifest.json", "run.sh", "pytest.ini", "iterv1/ref.py", "iterv1/case_ref.py",
                      "iterv1/dims.json", "iterv1/methods.json", "iterv1/kernel.cpp", "iterv1/branches/b1/kernel.cpp",
-                     "iterv1/branches/b2/kernel.cpp"}  # no profile run, budget, analysis or earlier results
+                     "iterv1/branches/b2/kernel.cpp", WHEEL}  # no profile run, budget, analysis or earlier results
 
     remote = unpack(archive, tmp_path / "elsewhere")
     manifest = json.loads((remote / "manifest.json").read_text())
     assert manifest["pytest_args"][:2] == ["iterv1", "--dcuopt-run-dir=results/pytest"]
     assert manifest["pytest_args"][-2:] == ["-k", MEASURE_SELECTION] and "--dcuopt-toolchain=cpu" in manifest[
         "pytest_args"]
+    assert manifest["steps"] == ["measure", "champion", "ablation", "champion_profile"]
+    assert manifest["min_gain"] == close_iter.MIN_GAIN and "-k" not in manifest["champion_args"]
     shim = (remote / "iterv1" / "ref.py").read_text()
     assert str(project / "rowsum" / "ref.py") not in shim and '/ "case_ref.py")' in shim  # the copy beside it
-    done = run_remote(remote)
+    done = run_remote(remote, python_without_the_plugin(tmp_path / "venv"))
     assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]  # b2 is wrong: its test fails
     assert (remote / "results.tar.gz").is_file()
+    ran = json.loads((remote / "results" / "remote.json").read_text())
+    assert ran["plugin_from_pack"] is True and Path(ran["harness_path"]).is_relative_to(remote / "_plugin")
+    assert (remote / "_plugin" / "pytest_dcuopt" / "toolchains" / "cuda_sync_hooks.h").is_file()  # a real file
+    steps = json.loads((remote / "results" / "steps.json").read_text())
+    assert steps["champion"]["champion"] == "b1", steps  # close-iter's rule, there
+    assert steps["ablation"]["status"] == steps["champion_profile"]["status"] == "ran", steps
 
     assert dcuopt("ingest", run_dir, remote / "results.tar.gz") == 0
     harness_dir = iteration / "pytest"
@@ -94,6 +136,8 @@ def test_a_packed_iteration_runs_elsewhere_and_is_ingested_where_close_iter_read
     ingested = json.loads((harness_dir / "ingested.json").read_text())
     assert ingested["manifest"]["pack_id"] == manifest["pack_id"] and ingested["exit_status"] == "1"
     assert (harness_dir / "pytest.log").is_file()
+    assert (iteration / "ablation" / "ablation.json").is_file()
+    assert (iteration / "champion_profile" / "profile.json").is_file()
 
     capsys.readouterr()
     assert dcuopt("ingest", run_dir, remote / "results.tar.gz") == 0  # the same results again: nothing changes
@@ -112,23 +156,41 @@ def test_a_packed_iteration_runs_elsewhere_and_is_ingested_where_close_iter_read
     assert "iterv1/branches/b1/kernel.cpp" in message and "changed here since the pack" in message
     b1.write_text(original)
 
-    tampered = remote / "iterv1" / "branches" / "b2" / "kernel.cpp"
-    tampered.write_text(tampered.read_text() + "// edited there before the run\n")
-    run_remote(remote)
-    message = refusal(capsys, run_dir, remote / "results.tar.gz")
-    assert "iterv1/branches/b2/kernel.cpp" in message and "differed from the pack" in message
+    # close-iter finishes the iteration from the ingested results, measuring nothing here.
+    placed = {p: p.read_bytes() for p in sorted(iteration.rglob("*")) if p.is_file()
+              and p.parts[len(iteration.parts)] in ("pytest", "ablation", "champion_profile")}
 
-    # close-iter finishes the iteration from the ingested results (the forced ingest above), measuring nothing here.
-    before = (harness_dir / "state.json").read_text()
+    def no_measurement(*args: object, **kwargs: object) -> None:
+        raise AssertionError(f"pytest ran here although the device steps were ingested: {args}")
+
+    monkeypatch.setattr(close_iter, "run_pytest", no_measurement)
     assert dcuopt("close-iter", run_dir, "--ingested") == 0
-    assert (harness_dir / "state.json").read_text() == before and (harness_dir / "ingested.json").is_file()
+    assert placed == {p: p.read_bytes() for p in placed}
     closed = json.loads((run_dir / "state.json").read_text())
     assert [(h["status"], h["champion"]) for h in closed["history"]] == [("improved", "b1")]
     attribution = json.loads((iteration / "attribution.json").read_text())
-    assert attribution["ablation"]["status"] == "not run" and "--ingested" in attribution["ablation"]["reason"]
-    assert not (iteration / "ablation").exists() and not (iteration / "champion_profile.json").exists()
+    assert attribution["ablation"]["status"] == "ran" and attribution["ablation"]["measured"] == "remote"
+    # The ablation's buckets, from the remote rounds: a several-fold effect, and a placebo decided by its rounds.
+    assert [m["id"] for m in closed["effective_methods"]][:1] == ["latency.ilp_unroll"], closed["effective_methods"]
+    methods = {m["id"]: m for m in attribution["methods"]}
+    assert set(attribution["ablation"]["methods"]) == set(methods)
+    assert not any("not ablated" in (m.get("note") or "") for m in methods.values()), methods
+    champion_profile = json.loads((iteration / "champion_profile.json").read_text())
+    assert champion_profile["branch"] == "b1" and champion_profile["verdict"].startswith(expected_verdict())
+    assert attribution["champion_profile"]["measured"] == "remote"
+    assert [(r["iter"], r["stage"]) for r in closed["roofline_history"]] == [(1, "best before"), (1, "champion")]
     b1.write_text(original + "// edited after the ingest\n")
     assert "changed here since the pack" in _close_refusal(capsys, run_dir)
+    b1.write_text(original)
+
+    # The next iteration's best is that champion: open-iter takes its profile from the device too.
+    monkeypatch.setattr(open_iter, "run_pytest", no_measurement)
+    assert dcuopt("open-iter", run_dir) == 0
+    profile = json.loads((run_dir / "iterv2" / "profile.json").read_text())
+    assert profile["measured"] == "remote" and profile["verdict"] == champion_profile["verdict"]
+    assert profile["profile"] == champion_profile["profile"] and "iterv1/champion_profile.json" in profile["from"]
+    assert json.loads((run_dir / "iterv2" / "budget.json").read_text())["verdict"] == profile["verdict"]
+    assert not (run_dir / "iterv2" / "profile_run").exists()
 
 
 def _close_refusal(capsys: pytest.CaptureFixture[str], run_dir: Path) -> str:
@@ -146,17 +208,30 @@ def test_setup_judges_a_case_measured_elsewhere_instead_of_running_the_preflight
     archive = tmp_path / "rowsum.pack.tar.gz"
     assert dcuopt("pack", case, "--toolchain", "cpu", "--pytest-args", args, "-o", archive) == 0
     remote = unpack(archive, tmp_path / "elsewhere")
-    done = run_remote(remote)
+    done = run_remote(remote)  # this interpreter has pytest_dcuopt installed: the packed one runs all the same
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    ran = json.loads((remote / "results" / "remote.json").read_text())
+    assert ran["plugin_from_pack"] is True and Path(ran["harness_path"]).is_relative_to(remote / "_plugin"), ran
     measured = tmp_path / "measured"
+    claimed = remote / "results" / "remote.json"
+    claimed.write_text(json.dumps({**ran, "plugin_from_pack": False, "harness_path": "/elsewhere/pytest_dcuopt"}))
+    message = refusal(capsys, case, remote / "results", "--into", measured)
+    assert "did not run the packed pytest_dcuopt" in message and "/elsewhere/pytest_dcuopt" in message
+    claimed.write_text(json.dumps(ran))
     assert dcuopt("ingest", case, remote / "results.tar.gz", "--into", measured) == 0
     run_dir = tmp_path / "run"
     assert dcuopt("setup", case, "--run-dir", run_dir, "--preflight-from", measured, "--pytest-args", args) == 0
     state = json.loads((run_dir / "state.json").read_text())
     assert state["toolchain"] == "cpu" and state["preflight"]["ingested_from"] == str(remote / "results.tar.gz")
+    assert "ptr_size" not in state  # the seed's --ptr-size is removed: shapes come from ref.py
     bench = json.loads((run_dir / "baseline" / "bench.json").read_text())
     assert bench["median_ms"] > 0 and state["best_metric_ms"] == bench["median_ms"]
     assert (run_dir / "baseline" / "preflight" / "ingested.json").is_file()
+    tampered = remote / "rowsum" / "kernel.cpp"
+    tampered.write_text(tampered.read_text() + "// edited there before the run\n")
+    run_remote(remote)
+    message = refusal(capsys, case, remote / "results.tar.gz", "--into", tmp_path / "measured2")
+    assert "rowsum/kernel.cpp" in message and "differed from the pack" in message
     (case / "kernel.cpp").write_text((case / "kernel.cpp").read_text() + "// edited after the pack\n")
     capsys.readouterr()
     assert dcuopt("setup", case, "--run-dir", tmp_path / "run2", "--preflight-from", measured) == 2

@@ -1,14 +1,21 @@
-"""What `dcuopt pack` selects for an iteration: the best's profile (and its SQTT pass) joins after three flat
-iterations."""
+"""What `dcuopt pack` selects for an iteration (the best's profile, and its SQTT pass, joins after three flat
+iterations), the plugin wheel it carries, and which ingested champion steps close-iter --ingested uses."""
 from __future__ import annotations
 
 import hashlib
+import io
 import json
+import zipfile
 from pathlib import Path
+from typing import Any
 
+import pytest
+
+from pytest_dcuopt import __version__
 from pytest_dcuopt.cli import remote
-from pytest_dcuopt.cli.close_iter import MEASURE_SELECTION
-from pytest_dcuopt.cli.layout import LAYOUT_VERSION, RunLayout, save_state
+from pytest_dcuopt.cli.close_iter import MEASURE_SELECTION, ingested_step
+from pytest_dcuopt.cli.layout import INGESTED_NAME, LAYOUT_VERSION, RunLayout, save_state
+from pytest_dcuopt.cli.main import main
 
 
 def run_with(tmp_path: Path, flat: int) -> Path:
@@ -40,3 +47,59 @@ def test_an_ordinary_pack_measures_without_profiles(tmp_path: Path) -> None:
     pack = remote.iteration_pack(run_with(tmp_path / "a", 2), None, [])
     assert pack.pytest_args[-2:] == ["-k", MEASURE_SELECTION]
     assert json.loads((tmp_path / "a" / "run" / "state.json").read_text())["history"][-1]["iter"] == 2
+
+
+def test_the_packed_plugin_is_a_wheel_of_every_package_file_with_the_pytest_entry_point() -> None:
+    wheel = remote.plugin_wheel()
+    package = Path(remote.__file__).resolve().parents[1]
+    expected = {f"pytest_dcuopt/{p.relative_to(package).as_posix()}" for p in package.rglob("*")
+                if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"}
+    with zipfile.ZipFile(io.BytesIO(wheel.data)) as archive:
+        names = set(archive.namelist())
+        info = f"pytest_dcuopt-{__version__}.dist-info"
+        assert names - expected == {f"{info}/{n}" for n in ("METADATA", "WHEEL", "entry_points.txt", "RECORD")}
+        assert expected <= names and "pytest_dcuopt/toolchains/cuda_sync_hooks.h" in names
+        assert archive.read("pytest_dcuopt/cli/remote.py") == (package / "cli" / "remote.py").read_bytes()
+        entry_points = archive.read(f"{info}/entry_points.txt").decode()
+        record = archive.read(f"{info}/RECORD").decode().splitlines()
+    pyproject = (package.parent / "pyproject.toml").read_text()
+    declared = pyproject.split("[project.entry-points.pytest11]\n", 1)[1].split("\n\n", 1)[0]
+    assert declared == f'{remote.PYTEST_ENTRY_POINT[0]} = "{remote.PYTEST_ENTRY_POINT[1]}"'  # one name: loaded once
+    assert f"{remote.PYTEST_ENTRY_POINT[0]} = {remote.PYTEST_ENTRY_POINT[1]}" in entry_points
+    assert len(record) == len(names) and wheel.name == f"pytest_dcuopt-{__version__}-py3-none-any.whl"
+
+
+def ingested_run_dir(tmp_path: Path, steps: dict[str, Any] | None) -> RunLayout:
+    layout = RunLayout(tmp_path / "run")
+    (layout.iteration(1) / "ablation").mkdir(parents=True)
+    layout.harness_dir(1).mkdir(parents=True)
+    (layout.harness_dir(1) / INGESTED_NAME).write_text(json.dumps({"manifest": {"iteration": 1}, "steps": steps}))
+    return layout
+
+
+def test_an_ingested_champion_step_is_used_only_for_the_champion_the_remote_run_chose(tmp_path: Path) -> None:
+    ran = {"status": "ran", "command": "python -m pytest x", "exit_status": 0, "folder": "ablation"}
+    steps = {"champion": {"status": "chosen", "champion": "b1", "min_gain": 0.02}, "ablation": ran}
+    layout = ingested_run_dir(tmp_path / "a", steps)
+    found = ingested_step(layout, 1, "ablation", "b1", 0.02)
+    assert not isinstance(found, str) and found.run_dir == layout.iteration(1) / "ablation"
+    assert found.result.command == ("python", "-m", "pytest", "x")
+    other = ingested_step(layout, 1, "ablation", "b2", 0.05)
+    assert isinstance(other, str) and "chose b1 (min gain 0.02)" in other and "--min-gain 0.05" in other
+    skipped = {**steps, "ablation": {"status": "not run", "reason": "no method in methods.json has an ablation_flag"}}
+    reason = ingested_step(ingested_run_dir(tmp_path / "b", skipped), 1, "ablation", "b1", 0.02)
+    assert reason == ("the remote run did not run the champion's ablation: no method in methods.json has an "
+                      "ablation_flag")
+    older = ingested_step(ingested_run_dir(tmp_path / "c", None), 1, "ablation", "b1", 0.02)
+    assert isinstance(older, str) and "ran the measurement only" in older
+
+
+def test_the_champions_rule_is_refused_for_a_case_pack(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    case = tmp_path / "case"
+    case.mkdir()
+    (case / "ref.py").write_text("def reference(a, b, N):\n    b.copy_(a)\n")
+    (case / "kernel.cpp").write_text('extern "C" void solve(const float* a, float* b, int N) {}\n')
+    (case / "dims.json").write_text('{"N": 8}\n')
+    assert main(["pack", str(case), "--min-gain", "0.1", "-o", str(tmp_path / "p.tar.gz")]) == 2
+    assert "--min-gain 0.1 is for packing an iteration" in capsys.readouterr().err
+    assert not (tmp_path / "p.tar.gz").exists()
