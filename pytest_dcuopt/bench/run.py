@@ -111,7 +111,19 @@ def plan_for(policy: TimingPolicy, spec: BindSpec, purpose: str, index: int = 0,
     # A round before the last checks one timed call (each needs its own reference: 256 MB of float64 per 32M-element
     # output, which the reference cache cannot keep for many rounds and sizes at once).
     return CheckPlan(seed, plan_seed("new inputs", spec.dims), numbers if announced else numbers[:1],
-                     _EVERY_CALL[0], announced)
+                     _EVERY_CALL[0], announced, poisoned_start(purpose, spec.dims, seed, announced))
+
+
+def poisoned_start(purpose: str, dims: Any, seed: int, announced: bool) -> bool:
+    """Whether a timing request starts from the NaN poison (`CheckPlan.poisoned_start`): the branch's own timing at
+    these dims one way, chosen from the run's secret seed, the last (announced) A/B round the other way, the rounds
+    in between at random. Both requests that make the announced checks therefore start differently."""
+    own = bool(plan_seed("timing", dims) & 1)
+    if purpose == "timing":
+        return own
+    if announced:
+        return not own
+    return bool(seed >> 1 & 1)
 
 
 def timing_at(variant: Variant, point: BenchPoint) -> dict[str, Any] | None:
