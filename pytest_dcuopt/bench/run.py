@@ -47,7 +47,7 @@ from ..check.verify import (
     spec_inputs,
     with_inputs,
 )
-from ..errors import CaseError, TimedCallsWrong, TimingRefused
+from ..errors import CaseError, TamperedFiles, TimedCallsWrong, TimingRefused
 from ..run.devices import LOCK_WAIT_S, LockHold, TimingLock, device_lock
 from ..run.protocol import CheckPlan
 from ..timing.policy import Samples, TimingPolicy, significant, summarize
@@ -350,6 +350,11 @@ def _measure_or_fail(variant: Variant, policy: TimingPolicy, timeout_s: float,
         reason = str(exc)
         if isinstance(exc, TimingRefused):  # refuted by what the pytest process measured (timing/bounds.py)
             variant.record.error = {"kind": "timing refused", "message": reason}
+    except TamperedFiles as exc:  # its verdicts are withheld: never ranked
+        reason = str(exc)
+        variant.record.error = {"kind": "kernel tampered", "message": reason}
+        variant.record.correct = False
+        variant.failed_correctness = True
     pytest.fail(reason, pytrace=False)
 
 

@@ -53,7 +53,7 @@ from typing import Any
 
 from ..case.buffers import memory_bytes
 from ..case.cabi import Param
-from ..errors import KernelCrashed, KernelTimeout, TimingRefused, WorkerError
+from ..errors import KernelCrashed, KernelTimeout, TamperedFiles, TimingRefused, WorkerError
 from ..timing.bounds import (
     BATCH_ATTEMPTS,
     QUIET_LIMIT_S,
@@ -119,6 +119,7 @@ class IsolatedKernel:
         self._proc: subprocess.Popen[bytes] | None = None
         self._responses: Any = None
         self._hung: str | None = None
+        self._tampered = False  # `_hung` names files the kernel rewrote (`_blame_tampering`)
         self._busy = False  # a request is in flight (an interrupted exchange leaves it True)
         self._token = ""
         self._scratch: Path | None = None
@@ -168,7 +169,7 @@ class IsolatedKernel:
 
     def request(self, op: str, timeout_s: float | None = None, **payload: Any) -> Any:
         if self._hung:
-            raise KernelTimeout(self._hung)
+            raise (TamperedFiles if self._tampered else KernelTimeout)(self._hung)
         if self._proc is not None and self._proc.poll() is not None:
             # It answered its last call, then died (a kernel's thread, a signal from outside): say so once.
             self._raise_dead("idle between calls (after answering the previous one)")
@@ -181,13 +182,29 @@ class IsolatedKernel:
         store = self.calibrations if op == "time" else None
         if store is not None:
             payload = {**payload, "calibration": store.get(self.lock.name)}
-        if op == "time":
-            result = self._guarded_time(payload, timeout_s or self.timeout_s)
-        else:
-            result = self._exchange({"op": op, **payload}, timeout_s or self.timeout_s, op)
+        try:
+            if op == "time":
+                result = self._guarded_time(payload, timeout_s or self.timeout_s)
+            else:
+                result = self._exchange({"op": op, **payload}, timeout_s or self.timeout_s, op)
+        finally:
+            self._blame_tampering(op)
         if store is not None and isinstance(result, dict):
             store.keep(self.lock.name, result.get("calibration"))
         return result
+
+    def _blame_tampering(self, op: str) -> None:
+        """After a reply (or a failed exchange): a file the run relies on that changed meanwhile is blamed on this
+        worker's kernel, and every call of its branch fails from now on (run/integrity.py `tampered_since`)."""
+        changed = DIGESTS.tampered_since()
+        if not changed:
+            return
+        self._hung = (f"{self.spec.label}: tampered with files the run relies on while its worker answered a {op!r} "
+                      f"request: {'; '.join(changed)}. A kernel may write only its outputs; its verdicts are "
+                      "withheld and the run fails at its end. Restore the files (git checkout, or a fresh "
+                      "--dcuopt-cache-dir) before the next run.")
+        self._tampered = True
+        raise TamperedFiles(self._hung)
 
     def _guarded_time(self, payload: dict[str, Any], timeout_s: float) -> Any:
         """A `time` request with nothing else of this process's kernels running, bounded by what this process
