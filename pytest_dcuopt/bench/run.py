@@ -37,17 +37,20 @@ import pytest
 
 from ..case.sizes import BenchSize
 from ..check.verify import (
+    Found,
     check_default_once,
     checked_call,
     handed,
     layout_inputs,
+    mark_incorrect,
     output_mismatches,
     reference_seconds,
     reject_work_left_running,
     spec_inputs,
     with_inputs,
+    with_notes,
 )
-from ..errors import CaseError, TamperedFiles, TimedCallsWrong, TimingRefused
+from ..errors import CaseError, DcuOptError, TamperedFiles, TimedCallsWrong, TimingRefused
 from ..run.devices import LOCK_WAIT_S, LockHold, TimingLock, device_lock
 from ..run.protocol import CheckPlan
 from ..timing.policy import Samples, TimingPolicy, significant, summarize
@@ -304,6 +307,7 @@ def run_benchmark(variant: Variant, benchmark: Any, clock: SampleClock, policy: 
         variant.default_verified = True
     assert variant.reference is not None
     point = point or default_point(variant)
+    check_input_sets_at(variant, point, nodeid)
     dims = point.dims
     started = time.perf_counter()
     result = _measure_or_fail(variant, policy, timeout_s, bind_spec(variant, point))
@@ -338,6 +342,23 @@ def run_benchmark(variant: Variant, benchmark: Any, clock: SampleClock, policy: 
     phases["record"] = max(0.0, overhead - sum(phases.values()))  # the samples replayed, figures, this record
     timing["harness_phases_s"] = {name: round(seconds, 4) for name, seconds in phases.items()}
     return samples
+
+
+def check_input_sets_at(variant: Variant, point: BenchPoint, nodeid: str) -> None:
+    """At a benchmark size, each ref.py `input_sets` entry once (seed 0) before timing: the correctness test checks them
+    at the default dims only, and a kernel that works less at the size it is timed at, within the tolerance of the
+    timed distribution only, is wrong there. A wrong one marks the branch incorrect and fails the test."""
+    assert variant.reference is not None
+    if point.size is None:
+        return
+    for name in variant.reference.input_sets:
+        try:
+            checked_call(variant, point.dims, 0, nodeid, input_set=name)
+        except (AssertionError, DcuOptError) as exc:
+            found = Found(f"{with_notes(exc)}{_size_note(variant, bind_spec(variant, point))}",
+                          variant.last_failure)
+            mark_incorrect(variant, found, nodeid, "before timing")
+            pytest.fail(found.message, pytrace=False)
 
 
 def _measure_or_fail(variant: Variant, policy: TimingPolicy, timeout_s: float,
