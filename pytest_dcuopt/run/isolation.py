@@ -51,16 +51,23 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from ..case.buffers import memory_bytes
+from ..case.buffers import memory_bytes, numel, storage_dtype
 from ..case.cabi import Param
 from ..errors import KernelCrashed, KernelTimeout, TamperedFiles, TimingRefused, WorkerError
 from ..timing.bounds import (
     BATCH_ATTEMPTS,
+    LEFTOVER_WATCH_S,
     QUIET_LIMIT_S,
+    REPEAT_SUSPECT,
+    REPEAT_TARGET_S,
+    SNAPSHOT_TRIES,
     batch_calls,
     batch_problem,
+    leftover_problem,
+    repeat_problem,
     running_after_problem,
     samples_exceed_wall,
+    snapshot_problem,
 )
 from ..timing.calibration import CalibrationStore
 from ..timing.policy import Samples
@@ -209,7 +216,9 @@ class IsolatedKernel:
     def _guarded_time(self, payload: dict[str, Any], timeout_s: float) -> Any:
         """A `time` request with nothing else of this process's kernels running, bounded by what this process
         measures itself (the module's docstring); raises TimingRefused when the worker's figures are refuted."""
-        self._end_leftovers()
+        leftover = self._end_leftovers()
+        if leftover is not None:
+            raise TimingRefused(f"{self.spec.label}: timing refused: {leftover}.")
         groups, pids = self._others()
         self.guard["stopped_during_timing"] = len(groups) + len(pids)
         with frozen(groups, pids):
@@ -238,24 +247,80 @@ class IsolatedKernel:
         best, problem, attempts = float("inf"), None, 0
         while attempts < BATCH_ATTEMPTS:
             attempts += 1
-            round_trip = min(self._round_trip(timeout_s) for _ in range(3))
-            asked = time.perf_counter()
-            self._exchange({"op": "batch", "spec": spec, "calls": calls}, timeout_s, "the bounding batch")
-            ended, quiet = self._quiet_after()
-            if not quiet:
-                problem = (f"the worker's threads were still running {QUIET_LIMIT_S:g} s after its {calls} "
-                           "back-to-back calls returned: work left to a thread or process after solve returned is "
-                           "not timed. Make solve wait for all of its work before it returns")
+            per_call = self._timed_batch(spec, calls, timeout_s)
+            if per_call is None:
+                problem = self._still_running(calls)
                 break
-            best = min(best, max(0.0, ended - asked - round_trip) / calls)
+            best = min(best, per_call)
             problem = batch_problem(mean, best, calls, samples.timer)
             if problem is None:
                 break
         bounds.update(batch_calls=calls, batch_attempts=attempts, batch_per_call_s=significant_s(best),
                       mean_s=significant_s(mean))
         if problem is None:
+            problem = self._repeat_bound(spec, samples, best, calls, timeout_s, bounds)
+        if problem is None:
+            problem = self._snapshot_bound(spec, samples, best, timeout_s, bounds)
+        if problem is None:
             problem = self._single_call_bound(spec, mean, timeout_s, bounds)
         return problem
+
+    def _snapshot_bound(self, spec: Any, samples: Samples, per_call: float, timeout_s: float,
+                        bounds: dict[str, Any]) -> str | None:
+        """A call with its snapshot, timed from here, less a ping and a batch call (timing/bounds.py
+        `snapshot_problem`): the cheapest of SNAPSHOT_TRIES."""
+        if per_call == float("inf"):
+            return None
+        round_trip = min(self._round_trip(timeout_s) for _ in range(2))
+        cheapest = float("inf")
+        for _ in range(SNAPSHOT_TRIES):
+            asked = time.perf_counter()
+            self._exchange({"op": "snap", "spec": spec}, timeout_s, "a call and its snapshot")
+            cheapest = min(cheapest, time.perf_counter() - asked)
+        cost = max(0.0, cheapest - round_trip - per_call)
+        bounds["snapshot_s"] = significant_s(cost)
+        return snapshot_problem(min(samples.seconds), cost, self._working_set(spec))
+
+    def _timed_batch(self, spec: Any, calls: int, timeout_s: float) -> float | None:
+        """Seconds per call of `calls` back-to-back calls, from this process's request until the worker's threads
+        sleep again (less a ping's round trip); None when they did not sleep within QUIET_LIMIT_S."""
+        round_trip = min(self._round_trip(timeout_s) for _ in range(3))
+        asked = time.perf_counter()
+        self._exchange({"op": "batch", "spec": spec, "calls": calls}, timeout_s, "the bounding batch")
+        ended, quiet = self._quiet_after()
+        return max(0.0, ended - asked - round_trip) / calls if quiet else None
+
+    @staticmethod
+    def _still_running(calls: int) -> str:
+        return (f"the worker's threads were still running {QUIET_LIMIT_S:g} s after its {calls} back-to-back calls "
+                "returned: work left to a thread or process after solve returned is not timed. Make solve wait for "
+                "all of its work before it returns")
+
+    def _repeat_bound(self, spec: Any, samples: Samples, per_call: float, calls: int, timeout_s: float,
+                      bounds: dict[str, Any]) -> str | None:
+        """The batch as a lower bound (timing/bounds.py `repeat_problem`): its calls repeat the inputs of the call
+        before them. A batch much faster than the fastest timed call is made again, sized by its own time per call
+        (its first call runs on other inputs than the calls before it, and may do the work the others skip). The
+        fastest, not the median: on a busy machine a multi-threaded call waits for a descheduled thread in most
+        samples, and the batch, timed later, may not."""
+        fastest = min(samples.seconds)
+        if per_call == float("inf") or per_call * REPEAT_SUSPECT >= fastest:
+            return None
+        calls = batch_calls(per_call, REPEAT_TARGET_S)
+        again = self._timed_batch(spec, calls, timeout_s)
+        if again is None:
+            return self._still_running(calls)
+        bounds.update(repeat_calls=calls, repeat_per_call_s=significant_s(again))
+        return repeat_problem(fastest, min(per_call, again), calls, self._working_set(spec))
+
+    def _working_set(self, spec: Any) -> int:
+        """Bytes of the pointer buffers of one call at the spec's shapes (0 when the spec has none)."""
+        shapes = getattr(spec, "shapes", {}) or {}
+        total = 0
+        for param in self.spec.params:
+            if param.pointer and param.name in shapes:
+                total += numel(shapes[param.name]) * storage_dtype(param.dtype).itemsize
+        return total
 
     def _single_call_bound(self, spec: Any, mean: float, timeout_s: float, bounds: dict[str, Any]) -> str | None:
         """One call, then how long the worker's threads kept running after it returned (timing/bounds.py)."""
@@ -293,15 +358,21 @@ class IsolatedKernel:
             return []
         return sorted({*([self.worker_pid] if self.worker_pid else []), *descendants(self._proc.pid)})
 
-    def _end_leftovers(self) -> None:
+    def _end_leftovers(self) -> str | None:
         """End every process below the worker's supervisor other than the worker: nothing a kernel started runs
-        while a branch is timed."""
+        while a branch is timed. Why the timing is refused when they had been working (timing/bounds.py
+        `leftover_problem`: their CPU time while they are watched, before they are ended), or None."""
         if self._proc is None or self.worker_pid is None:
-            return
+            return None
         left = [pid for pid in descendants(self._proc.pid) if pid != self.worker_pid]
-        if left:
-            kill_all(left)
-            self.guard["ended_before_timing"] = self.guard.get("ended_before_timing", 0) + len(left)
+        if not left:
+            return None
+        before = cpu_seconds(left)
+        time.sleep(LEFTOVER_WATCH_S)
+        used = cpu_seconds(left) - before
+        kill_all(left)
+        self.guard["ended_before_timing"] = self.guard.get("ended_before_timing", 0) + len(left)
+        return leftover_problem(len(left), used)
 
     def _others(self) -> tuple[list[int], list[int]]:
         """The process groups of this process's other live workers, and the processes below their supervisors."""

@@ -233,6 +233,13 @@ class WorkerState:
         self.runtime.synchronize()
         return {"calls": int(request["calls"])}
 
+    def snap(self, request: BatchRequest) -> Snapshot:
+        """One call on the bound buffers as they are, then its snapshot: the pytest process times the round trip and
+        compares it with a call's (timing/bounds.py `snapshot_problem`)."""
+        binding = self.binding(request["spec"])
+        binding.launch()
+        return binding.snapshot()
+
     def time(self, request: TimeRequest) -> TimeResult:
         """Time the kernel; hand back the outputs of the calls the request's plan names (`protocol.CheckPlan`).
 
@@ -490,7 +497,7 @@ def serve(response_fd: int, preload: list[str] | None = None, containment: dict[
     patience = FORKED_WAIT_S  # 0 once the kernel left a child that kept running: later calls do not wait on it
     # Requests arrive untyped off the pipe; each handler takes its own request shape (run/protocol.py).
     handlers: dict[str, Callable[[Any], Any]] = {"load": state.load, "run": state.run, "time": state.time,
-                                                 "batch": state.batch,
+                                                 "batch": state.batch, "snap": state.snap,
                                                  "ping": lambda _: {"pid": os.getpid(), "imported": imported}}
     while True:
         request = read_frame(requests)
