@@ -138,14 +138,15 @@ def timing_at(variant: Variant, point: BenchPoint) -> dict[str, Any] | None:
 
 
 def measure(variant: Variant, policy: TimingPolicy, timeout_s: float, spec: BindSpec | None = None, *,
-            lock: bool = True, plan: CheckPlan | None = None) -> dict[str, Any]:
+            lock: bool = True, plan: CheckPlan | None = None, bound: bool = True) -> dict[str, Any]:
     """The public timing API: time a resolved branch in its worker under `policy`.
 
     Returns the worker's reply: `samples` (timing.policy.Samples), `device`, `measure_wall_s` and, with `lock`,
     `device_lock` (the worker's device lock, held around the request). `lock=False` is for a caller that holds
     that lock already (`held_locks`) and records it itself. Raises TimedCallsWrong (and marks the branch
     incorrect) when the checked calls among the timed ones are wrong (`plan`: which ones; default: the branch's own
-    timing's plan at these dims).
+    timing's plan at these dims). `bound`: whether the pytest process bounds the reply with its batch of calls
+    (run/isolation.py; decided here, never told to the worker).
     """
     worker = variant.worker
     assert worker is not None
@@ -156,7 +157,8 @@ def measure(variant: Variant, policy: TimingPolicy, timeout_s: float, spec: Bind
 
     def time_request() -> tuple[dict[str, Any], float]:
         asked = time.perf_counter()
-        answer: dict[str, Any] = worker.request("time", timeout_s=budget, spec=sent, policy=policy, plan=plan)
+        answer: dict[str, Any] = worker.request("time", timeout_s=budget, spec=sent, policy=policy, plan=plan,
+                                                bound=bound)
         return answer, time.perf_counter() - asked
 
     if lock:
@@ -363,14 +365,17 @@ def check_input_sets_at(variant: Variant, point: BenchPoint, nodeid: str) -> Non
 
 def _measure_or_fail(variant: Variant, policy: TimingPolicy, timeout_s: float,
                      spec: BindSpec | None = None, *, lock: bool = True,
-                     plan: CheckPlan | None = None) -> dict[str, Any]:
+                     plan: CheckPlan | None = None, bound: bool = True) -> dict[str, Any]:
     """`measure`, failing the running test with the reason (no traceback) when the timed calls were wrong."""
     try:
-        return measure(variant, policy, timeout_s, spec, lock=lock, plan=plan)
+        return measure(variant, policy, timeout_s, spec, lock=lock, plan=plan, bound=bound)
     except TimedCallsWrong as exc:
         reason = str(exc)
         if isinstance(exc, TimingRefused):  # refuted by what the pytest process measured (timing/bounds.py)
+            # Its figures are not believed anywhere: a timing it made before (another size) is never ranked either.
             variant.record.error = {"kind": "timing refused", "message": reason}
+            variant.record.correct = False
+            variant.failed_correctness = True
     except TamperedFiles as exc:  # its verdicts are withheld: never ranked
         reason = str(exc)
         variant.record.error = {"kind": "kernel tampered", "message": reason}
@@ -399,12 +404,15 @@ def interleave_with_baseline(variant: Variant, baseline: Variant | None, rounds:
             # Every round is prepared like any timing and its timed calls chosen at random are checked; the last round
             # makes the announced calls too. The two sides of a round share its plan.
             plan = plan_for(short, my_spec, "A/B round", index, announced=index == rounds - 1)
+            bound = bounded_round(my_spec, index, rounds)
             try:
-                theirs += measure(baseline, short, timeout_s, base_spec, lock=False, plan=plan)["samples"].seconds
+                theirs += measure(baseline, short, timeout_s, base_spec, lock=False, plan=plan,
+                                  bound=bound)["samples"].seconds
             except TimedCallsWrong:  # recorded on the baseline: no A/B against a wrong baseline
                 return None
             # A wrong branch gets correct=False in its record: never ranked, whatever it measured before.
-            mine += _measure_or_fail(variant, short, timeout_s, my_spec, lock=False, plan=plan)["samples"].seconds
+            mine += _measure_or_fail(variant, short, timeout_s, my_spec, lock=False, plan=plan,
+                                     bound=bound)["samples"].seconds
     a, b = summarize(theirs), summarize(mine)
     interleaved = {"rounds": rounds, "baseline_median_ms": a.median_ms, "baseline_ci95_ms": list(a.ci95_ms),
                    "median_ms": b.median_ms, "ci95_ms": list(b.ci95_ms), "speedup": a.median_ms / b.median_ms,
@@ -415,6 +423,15 @@ def interleave_with_baseline(variant: Variant, baseline: Variant | None, rounds:
     assert timing is not None
     timing["interleaved"] = rounded
     return rounded
+
+
+def bounded_round(spec: BindSpec, index: int, rounds: int) -> bool:
+    """Whether A/B round `index` is bounded by the pytest process's batch of calls (run/isolation.py): the last
+    round, and one of the others chosen from the run's secret seed. Neither is told to the worker, which cannot tell
+    a bounded round from another while it is timed; a batch after every round cost more than the rounds' sampling."""
+    if index == rounds - 1:
+        return True
+    return index == plan_seed("bounded A/B round", spec.dims) % max(1, rounds - 1)
 
 
 BENCHMARKS_DISABLED = "benchmarks disabled (--benchmark-disable): one checked call at the default dims, no timing"

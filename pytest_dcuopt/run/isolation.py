@@ -215,7 +215,11 @@ class IsolatedKernel:
 
     def _guarded_time(self, payload: dict[str, Any], timeout_s: float) -> Any:
         """A `time` request with nothing else of this process's kernels running, bounded by what this process
-        measures itself (the module's docstring); raises TimingRefused when the worker's figures are refuted."""
+        measures itself (the module's docstring); raises TimingRefused when the worker's figures are refuted.
+        `payload["bound"]` (default True): whether the bounding batch follows; it is not sent, so the kernel cannot
+        know while it is timed whether its figures will be bounded."""
+        payload = dict(payload)
+        bounded = bool(payload.pop("bound", True))
         leftover = self._end_leftovers()
         if leftover is not None:
             raise TimingRefused(f"{self.spec.label}: timing refused: {leftover}.")
@@ -232,7 +236,7 @@ class IsolatedKernel:
             bounds: dict[str, Any] = {"request_wall_s": round(wall_s, 6),
                                       "worker_cpu_s": round(cpu_seconds(self._mine()) - cpu_before, 6)}
             problem = samples_exceed_wall(samples.seconds, wall_s)
-            if problem is None and payload.get("check_calls", True) and samples.seconds:
+            if problem is None and bounded and samples.seconds:
                 problem = self._batch_bound(payload["spec"], samples, timeout_s, bounds)
             samples.extra["bounds"] = bounds
         if problem is not None:

@@ -108,3 +108,18 @@ def test_the_own_timing_and_the_last_a_b_round_start_from_different_outputs() ->
         own_starts.add(own.poisoned_start)
     assert own_starts == {True, False}
 
+
+def test_the_last_a_b_round_and_one_other_chosen_from_the_secret_seed_are_bounded() -> None:
+    from pytest_dcuopt.bench.run import bounded_round
+    from pytest_dcuopt.toolchains.binding import BindSpec
+    from pytest_dcuopt.toolchains.exchange import set_run_seed
+
+    chosen = set()
+    spec = BindSpec({"N": 64}, 0, {"x": (64,), "y": (64,)})
+    for run in range(24):
+        set_run_seed(2000 + run)
+        bounded = [index for index in range(4) if bounded_round(spec, index, 4)]
+        assert len(bounded) == 2 and bounded[-1] == 3
+        chosen.add(bounded[0])
+    assert chosen == {0, 1, 2}
+    assert bounded_round(spec, 0, 1)
