@@ -272,18 +272,22 @@ class IsolatedKernel:
     def _snapshot_bound(self, spec: Any, samples: Samples, per_call: float, timeout_s: float,
                         bounds: dict[str, Any]) -> str | None:
         """A call with its snapshot, timed from here, less a ping and a batch call (timing/bounds.py
-        `snapshot_problem`): the cheapest of SNAPSHOT_TRIES."""
+        `snapshot_problem`): made again, up to SNAPSHOT_TRIES in all, while it is over the bound (a busy machine
+        stretches one; the cheapest is judged)."""
         if per_call == float("inf"):
             return None
         round_trip = min(self._round_trip(timeout_s) for _ in range(2))
-        cheapest = float("inf")
+        cheapest, problem = float("inf"), None
         for _ in range(SNAPSHOT_TRIES):
             asked = time.perf_counter()
             self._exchange({"op": "snap", "spec": spec}, timeout_s, "a call and its snapshot")
             cheapest = min(cheapest, time.perf_counter() - asked)
-        cost = max(0.0, cheapest - round_trip - per_call)
-        bounds["snapshot_s"] = significant_s(cost)
-        return snapshot_problem(min(samples.seconds), cost, self._working_set(spec))
+            problem = snapshot_problem(min(samples.seconds), max(0.0, cheapest - round_trip - per_call),
+                                       self._working_set(spec))
+            if problem is None:
+                break
+        bounds["snapshot_s"] = significant_s(max(0.0, cheapest - round_trip - per_call))
+        return problem
 
     def _timed_batch(self, spec: Any, calls: int, timeout_s: float) -> float | None:
         """Seconds per call of `calls` back-to-back calls, from this process's request until the worker's threads
