@@ -47,6 +47,11 @@ class WorkerError(DcuOptError):
     """The kernel or its setup raised inside the isolated worker."""
 
 
+class TamperedFiles(WorkerError):
+    """A file the run relies on (ref.py, a branch's source, a built library, an earlier state.json) changed while the
+    kernel's worker answered: the kernel is blamed and its branch's verdicts are withheld."""
+
+
 class TimedCallsWrong(DcuOptError):
     """A kernel's outputs were wrong on the checked calls among its timed calls (it passed its correctness calls)."""
 

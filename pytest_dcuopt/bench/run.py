@@ -37,17 +37,20 @@ import pytest
 
 from ..case.sizes import BenchSize
 from ..check.verify import (
+    Found,
     check_default_once,
     checked_call,
     handed,
     layout_inputs,
+    mark_incorrect,
     output_mismatches,
     reference_seconds,
     reject_work_left_running,
     spec_inputs,
     with_inputs,
+    with_notes,
 )
-from ..errors import CaseError, TimedCallsWrong, TimingRefused
+from ..errors import CaseError, DcuOptError, TamperedFiles, TimedCallsWrong, TimingRefused
 from ..run.devices import LOCK_WAIT_S, LockHold, TimingLock, device_lock
 from ..run.protocol import CheckPlan
 from ..timing.policy import Samples, TimingPolicy, significant, summarize
@@ -111,7 +114,19 @@ def plan_for(policy: TimingPolicy, spec: BindSpec, purpose: str, index: int = 0,
     # A round before the last checks one timed call (each needs its own reference: 256 MB of float64 per 32M-element
     # output, which the reference cache cannot keep for many rounds and sizes at once).
     return CheckPlan(seed, plan_seed("new inputs", spec.dims), numbers if announced else numbers[:1],
-                     _EVERY_CALL[0], announced)
+                     _EVERY_CALL[0], announced, poisoned_start(purpose, spec.dims, seed, announced))
+
+
+def poisoned_start(purpose: str, dims: Any, seed: int, announced: bool) -> bool:
+    """Whether a timing request starts from the NaN poison (`CheckPlan.poisoned_start`): the branch's own timing at
+    these dims one way, chosen from the run's secret seed, the last (announced) A/B round the other way, the rounds
+    in between at random. Both requests that make the announced checks therefore start differently."""
+    own = bool(plan_seed("timing", dims) & 1)
+    if purpose == "timing":
+        return own
+    if announced:
+        return not own
+    return bool(seed >> 1 & 1)
 
 
 def timing_at(variant: Variant, point: BenchPoint) -> dict[str, Any] | None:
@@ -123,14 +138,15 @@ def timing_at(variant: Variant, point: BenchPoint) -> dict[str, Any] | None:
 
 
 def measure(variant: Variant, policy: TimingPolicy, timeout_s: float, spec: BindSpec | None = None, *,
-            lock: bool = True, plan: CheckPlan | None = None) -> dict[str, Any]:
+            lock: bool = True, plan: CheckPlan | None = None, bound: bool = True) -> dict[str, Any]:
     """The public timing API: time a resolved branch in its worker under `policy`.
 
     Returns the worker's reply: `samples` (timing.policy.Samples), `device`, `measure_wall_s` and, with `lock`,
     `device_lock` (the worker's device lock, held around the request). `lock=False` is for a caller that holds
     that lock already (`held_locks`) and records it itself. Raises TimedCallsWrong (and marks the branch
     incorrect) when the checked calls among the timed ones are wrong (`plan`: which ones; default: the branch's own
-    timing's plan at these dims).
+    timing's plan at these dims). `bound`: whether the pytest process bounds the reply with its batch of calls
+    (run/isolation.py; decided here, never told to the worker).
     """
     worker = variant.worker
     assert worker is not None
@@ -141,7 +157,8 @@ def measure(variant: Variant, policy: TimingPolicy, timeout_s: float, spec: Bind
 
     def time_request() -> tuple[dict[str, Any], float]:
         asked = time.perf_counter()
-        answer: dict[str, Any] = worker.request("time", timeout_s=budget, spec=sent, policy=policy, plan=plan)
+        answer: dict[str, Any] = worker.request("time", timeout_s=budget, spec=sent, policy=policy, plan=plan,
+                                                bound=bound)
         return answer, time.perf_counter() - asked
 
     if lock:
@@ -292,6 +309,7 @@ def run_benchmark(variant: Variant, benchmark: Any, clock: SampleClock, policy: 
         variant.default_verified = True
     assert variant.reference is not None
     point = point or default_point(variant)
+    check_input_sets_at(variant, point, nodeid)
     dims = point.dims
     started = time.perf_counter()
     result = _measure_or_fail(variant, policy, timeout_s, bind_spec(variant, point))
@@ -328,16 +346,41 @@ def run_benchmark(variant: Variant, benchmark: Any, clock: SampleClock, policy: 
     return samples
 
 
+def check_input_sets_at(variant: Variant, point: BenchPoint, nodeid: str) -> None:
+    """At a benchmark size, each ref.py `input_sets` entry once (seed 0) before timing: the correctness test checks them
+    at the default dims only, and a kernel that works less at the size it is timed at, within the tolerance of the
+    timed distribution only, is wrong there. A wrong one marks the branch incorrect and fails the test."""
+    assert variant.reference is not None
+    if point.size is None:
+        return
+    for name in variant.reference.input_sets:
+        try:
+            checked_call(variant, point.dims, 0, nodeid, input_set=name)
+        except (AssertionError, DcuOptError) as exc:
+            found = Found(f"{with_notes(exc)}{_size_note(variant, bind_spec(variant, point))}",
+                          variant.last_failure)
+            mark_incorrect(variant, found, nodeid, "before timing")
+            pytest.fail(found.message, pytrace=False)
+
+
 def _measure_or_fail(variant: Variant, policy: TimingPolicy, timeout_s: float,
                      spec: BindSpec | None = None, *, lock: bool = True,
-                     plan: CheckPlan | None = None) -> dict[str, Any]:
+                     plan: CheckPlan | None = None, bound: bool = True) -> dict[str, Any]:
     """`measure`, failing the running test with the reason (no traceback) when the timed calls were wrong."""
     try:
-        return measure(variant, policy, timeout_s, spec, lock=lock, plan=plan)
+        return measure(variant, policy, timeout_s, spec, lock=lock, plan=plan, bound=bound)
     except TimedCallsWrong as exc:
         reason = str(exc)
         if isinstance(exc, TimingRefused):  # refuted by what the pytest process measured (timing/bounds.py)
+            # Its figures are not believed anywhere: a timing it made before (another size) is never ranked either.
             variant.record.error = {"kind": "timing refused", "message": reason}
+            variant.record.correct = False
+            variant.failed_correctness = True
+    except TamperedFiles as exc:  # its verdicts are withheld: never ranked
+        reason = str(exc)
+        variant.record.error = {"kind": "kernel tampered", "message": reason}
+        variant.record.correct = False
+        variant.failed_correctness = True
     pytest.fail(reason, pytrace=False)
 
 
@@ -361,12 +404,15 @@ def interleave_with_baseline(variant: Variant, baseline: Variant | None, rounds:
             # Every round is prepared like any timing and its timed calls chosen at random are checked; the last round
             # makes the announced calls too. The two sides of a round share its plan.
             plan = plan_for(short, my_spec, "A/B round", index, announced=index == rounds - 1)
+            bound = bounded_round(my_spec, index, rounds)
             try:
-                theirs += measure(baseline, short, timeout_s, base_spec, lock=False, plan=plan)["samples"].seconds
+                theirs += measure(baseline, short, timeout_s, base_spec, lock=False, plan=plan,
+                                  bound=bound)["samples"].seconds
             except TimedCallsWrong:  # recorded on the baseline: no A/B against a wrong baseline
                 return None
             # A wrong branch gets correct=False in its record: never ranked, whatever it measured before.
-            mine += _measure_or_fail(variant, short, timeout_s, my_spec, lock=False, plan=plan)["samples"].seconds
+            mine += _measure_or_fail(variant, short, timeout_s, my_spec, lock=False, plan=plan,
+                                     bound=bound)["samples"].seconds
     a, b = summarize(theirs), summarize(mine)
     interleaved = {"rounds": rounds, "baseline_median_ms": a.median_ms, "baseline_ci95_ms": list(a.ci95_ms),
                    "median_ms": b.median_ms, "ci95_ms": list(b.ci95_ms), "speedup": a.median_ms / b.median_ms,
@@ -377,6 +423,15 @@ def interleave_with_baseline(variant: Variant, baseline: Variant | None, rounds:
     assert timing is not None
     timing["interleaved"] = rounded
     return rounded
+
+
+def bounded_round(spec: BindSpec, index: int, rounds: int) -> bool:
+    """Whether A/B round `index` is bounded by the pytest process's batch of calls (run/isolation.py): the last
+    round, and one of the others chosen from the run's secret seed. Neither is told to the worker, which cannot tell
+    a bounded round from another while it is timed; a batch after every round cost more than the rounds' sampling."""
+    if index == rounds - 1:
+        return True
+    return index == plan_seed("bounded A/B round", spec.dims) % max(1, rounds - 1)
 
 
 BENCHMARKS_DISABLED = "benchmarks disabled (--benchmark-disable): one checked call at the default dims, no timing"

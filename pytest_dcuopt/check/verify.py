@@ -38,7 +38,15 @@ from ..case.reference import (
     check_relations,
     reduction_bound,
 )
-from ..errors import CaseError, DcuOptError, KernelCrashed, KernelTimeout, TimedCallsWrong, WorkerError
+from ..errors import (
+    CaseError,
+    DcuOptError,
+    KernelCrashed,
+    KernelTimeout,
+    TamperedFiles,
+    TimedCallsWrong,
+    WorkerError,
+)
 from ..options import INPUT_SET_OPTION
 from ..run.devices import shared_use
 from ..timing.bracket import WORK_LEFT_RUNNING
@@ -64,7 +72,8 @@ from .compare import (
     tolerances,
 )
 
-_CRASH_KINDS: dict[type, str] = {KernelCrashed: "crashed", KernelTimeout: "timed out", WorkerError: "raised"}
+_CRASH_KINDS: dict[type, str] = {KernelCrashed: "crashed", KernelTimeout: "timed out", TamperedFiles: "tampered",
+                                 WorkerError: "raised"}
 
 # Identical calls (same dims, seed, inputs) that re-run a wrong example: all wrong = a wrong kernel,
 # some right = a nondeterministic one (a race, an uninitialised read, state kept between calls).
@@ -397,7 +406,8 @@ def _checked_call(variant: Variant, dims: Mapping[str, Any], seed: int, nodeid: 
     except (KernelCrashed, KernelTimeout, WorkerError) as exc:
         message = f"{exc}\ndims={dict(dims)} seed={seed}"
         variant.last_failure = {"dims": dict(dims), "seed": seed, "message": message, "reproduce": reproduce}
-        variant.record.error = {"kind": f"kernel {_CRASH_KINDS[type(exc)]}", "message": str(exc)}
+        kind = next(word for cls, word in _CRASH_KINDS.items() if isinstance(exc, cls))
+        variant.record.error = {"kind": f"kernel {kind}", "message": str(exc)}
         raise
     try:
         mismatches = output_mismatches(variant, snapshot, dims, shapes)

@@ -65,7 +65,7 @@ def rank_branches(records: Iterable[BranchRecord]) -> dict[str, Any]:
             if disagreement:
                 entry["measurements_disagree"] = disagreement
                 disagreeing.append(f"{name}: {disagreement}")
-        if held_back(record):
+        if held_back(record) or not may_rank(record):
             entry["beats_baseline"] = False
         entries[name] = entry
         eligible = entry["beats_baseline"] or name == "baseline"

@@ -6,12 +6,16 @@ The pytest process takes each file's SHA-256 when it first reads it, before any 
 files at collection, an earlier run's state.json at the session's start, a built library before its first worker
 loads it), and checks it again before every later worker load and at the session's end. A file that changed fails
 the run, naming the file (`changed`); a library that changed is refused before a worker loads it (`check_library`).
+After every reply of a worker, the pytest process also looks at each watched file's status (`tampered_since`): its
+inode, size and change time (ctime, which no unprivileged process can set back), and the digest again only where
+they moved; a file that changed is blamed on the worker that just answered, whose branch fails with the reason.
 What this does not stop: a file changed before the pytest process first read it (in an earlier run whose end check
 never ran, e.g. killed), and a change undone before the check. docs/security.md.
 """
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -33,23 +37,51 @@ def digest(path: Path) -> str | None:
     return found.hexdigest()
 
 
+def _status(path: Path) -> tuple[int, ...] | None:
+    """What changes with a file's content: its inode, size, modification and change times (None: gone)."""
+    try:
+        found = os.stat(path)
+    except OSError:
+        return None
+    return found.st_ino, found.st_size, found.st_mtime_ns, found.st_ctime_ns
+
+
 class Digests:
     """Files and the digest each had when first seen."""
 
     def __init__(self) -> None:
         self.seen: dict[Path, str | None] = {}
         self.why: dict[Path, str] = {}  # what the file is, for the message
+        self.status: dict[Path, tuple[int, ...] | None] = {}  # as last looked at by `tampered_since`
+        self.blamed: set[Path] = set()  # changes already blamed on a worker: each is blamed once
 
     def reset(self) -> None:
         """Forget every file: a new session starts (pytester may run several in one process)."""
         self.seen.clear()
         self.why.clear()
+        self.status.clear()
+        self.blamed.clear()
 
     def watch(self, path: Path, what: str) -> None:
         path = path.absolute()
         if path not in self.seen:
+            self.status[path] = _status(path)
             self.seen[path] = digest(path)
             self.why[path] = what
+
+    def tampered_since(self) -> list[str]:
+        """Files whose content changed since they were first seen and that no earlier call of this has named, one line
+        each. Cheap when nothing changed: one stat() per file; the digest only of a file whose status moved."""
+        found = []
+        for path, before in self.status.items():
+            now = _status(path)
+            if now == before or path in self.blamed:
+                continue
+            self.status[path] = now
+            if digest(path) != self.seen.get(path):
+                self.blamed.add(path)
+                found.extend(self.changed([path]))
+        return found
 
     def watch_case(self, root: Path) -> None:
         """Every file of a case directory (ref.py, the dims, every branch's source) as it is now."""

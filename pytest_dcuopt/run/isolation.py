@@ -51,17 +51,24 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from ..case.buffers import memory_bytes
+from ..case.buffers import memory_bytes, numel, storage_dtype
 from ..case.cabi import Param
-from ..errors import KernelCrashed, KernelTimeout, TimingRefused, WorkerError
+from ..errors import KernelCrashed, KernelTimeout, TamperedFiles, TimingRefused, WorkerError
 from ..timing.bounds import (
     BATCH_ATTEMPTS,
+    LEFTOVER_WATCH_S,
     QUIET_LIMIT_S,
+    REPEAT_SUSPECT,
+    REPEAT_TARGET_S,
+    SNAPSHOT_TRIES,
     batch_calls,
     batch_problem,
     host_wall_s,
+    leftover_problem,
+    repeat_problem,
     running_after_problem,
     samples_exceed_wall,
+    snapshot_problem,
 )
 from ..timing.calibration import CalibrationStore
 from ..timing.policy import Samples
@@ -120,6 +127,7 @@ class IsolatedKernel:
         self._proc: subprocess.Popen[bytes] | None = None
         self._responses: Any = None
         self._hung: str | None = None
+        self._tampered = False  # `_hung` names files the kernel rewrote (`_blame_tampering`)
         self._busy = False  # a request is in flight (an interrupted exchange leaves it True)
         self._token = ""
         self._scratch: Path | None = None
@@ -169,7 +177,7 @@ class IsolatedKernel:
 
     def request(self, op: str, timeout_s: float | None = None, **payload: Any) -> Any:
         if self._hung:
-            raise KernelTimeout(self._hung)
+            raise (TamperedFiles if self._tampered else KernelTimeout)(self._hung)
         if self._proc is not None and self._proc.poll() is not None:
             # It answered its last call, then died (a kernel's thread, a signal from outside): say so once.
             self._raise_dead("idle between calls (after answering the previous one)")
@@ -182,18 +190,40 @@ class IsolatedKernel:
         store = self.calibrations if op == "time" else None
         if store is not None:
             payload = {**payload, "calibration": store.get(self.lock.name)}
-        if op == "time":
-            result = self._guarded_time(payload, timeout_s or self.timeout_s)
-        else:
-            result = self._exchange({"op": op, **payload}, timeout_s or self.timeout_s, op)
+        try:
+            if op == "time":
+                result = self._guarded_time(payload, timeout_s or self.timeout_s)
+            else:
+                result = self._exchange({"op": op, **payload}, timeout_s or self.timeout_s, op)
+        finally:
+            self._blame_tampering(op)
         if store is not None and isinstance(result, dict):
             store.keep(self.lock.name, result.get("calibration"))
         return result
 
+    def _blame_tampering(self, op: str) -> None:
+        """After a reply (or a failed exchange): a file the run relies on that changed meanwhile is blamed on this
+        worker's kernel, and every call of its branch fails from now on (run/integrity.py `tampered_since`)."""
+        changed = DIGESTS.tampered_since()
+        if not changed:
+            return
+        self._hung = (f"{self.spec.label}: tampered with files the run relies on while its worker answered a {op!r} "
+                      f"request: {'; '.join(changed)}. A kernel may write only its outputs; its verdicts are "
+                      "withheld and the run fails at its end. Restore the files (git checkout, or a fresh "
+                      "--dcuopt-cache-dir) before the next run.")
+        self._tampered = True
+        raise TamperedFiles(self._hung)
+
     def _guarded_time(self, payload: dict[str, Any], timeout_s: float) -> Any:
         """A `time` request with nothing else of this process's kernels running, bounded by what this process
-        measures itself (the module's docstring); raises TimingRefused when the worker's figures are refuted."""
-        self._end_leftovers()
+        measures itself (the module's docstring); raises TimingRefused when the worker's figures are refuted.
+        `payload["bound"]` (default True): whether the bounding batch follows; it is not sent, so the kernel cannot
+        know while it is timed whether its figures will be bounded."""
+        payload = dict(payload)
+        bounded = bool(payload.pop("bound", True))
+        leftover = self._end_leftovers()
+        if leftover is not None:
+            raise TimingRefused(f"{self.spec.label}: timing refused: {leftover}.")
         groups, pids = self._others()
         self.guard["stopped_during_timing"] = len(groups) + len(pids)
         with frozen(groups, pids):
@@ -207,7 +237,7 @@ class IsolatedKernel:
             bounds: dict[str, Any] = {"request_wall_s": round(wall_s, 6),
                                       "worker_cpu_s": round(cpu_seconds(self._mine()) - cpu_before, 6)}
             problem = samples_exceed_wall(samples.seconds, wall_s)
-            if problem is None and payload.get("check_calls", True) and samples.seconds:
+            if problem is None and bounded and samples.seconds:
                 problem = self._batch_bound(payload["spec"], samples, timeout_s, bounds)
             samples.extra["bounds"] = bounds
         if problem is not None:
@@ -222,24 +252,84 @@ class IsolatedKernel:
         best, problem, attempts = float("inf"), None, 0
         while attempts < BATCH_ATTEMPTS:
             attempts += 1
-            round_trip = min(self._round_trip(timeout_s) for _ in range(3))
-            asked = time.perf_counter()
-            self._exchange({"op": "batch", "spec": spec, "calls": calls}, timeout_s, "the bounding batch")
-            ended, quiet = self._quiet_after()
-            if not quiet:
-                problem = (f"the worker's threads were still running {QUIET_LIMIT_S:g} s after its {calls} "
-                           "back-to-back calls returned: work left to a thread or process after solve returned is "
-                           "not timed. Make solve wait for all of its work before it returns")
+            per_call = self._timed_batch(spec, calls, timeout_s)
+            if per_call is None:
+                problem = self._still_running(calls)
                 break
-            best = min(best, max(0.0, ended - asked - round_trip) / calls)
+            best = min(best, per_call)
             problem = batch_problem(mean, best, calls, samples.timer, host_wall_s(samples.extra))
             if problem is None:
                 break
         bounds.update(batch_calls=calls, batch_attempts=attempts, batch_per_call_s=significant_s(best),
                       mean_s=significant_s(mean))
         if problem is None:
+            problem = self._repeat_bound(spec, samples, best, calls, timeout_s, bounds)
+        if problem is None:
+            problem = self._snapshot_bound(spec, samples, best, timeout_s, bounds)
+        if problem is None:
             problem = self._single_call_bound(spec, mean, timeout_s, bounds)
         return problem
+
+    def _snapshot_bound(self, spec: Any, samples: Samples, per_call: float, timeout_s: float,
+                        bounds: dict[str, Any]) -> str | None:
+        """A call with its snapshot, timed from here, less a ping and a batch call (timing/bounds.py
+        `snapshot_problem`): made again, up to SNAPSHOT_TRIES in all, while it is over the bound (a busy machine
+        stretches one; the cheapest is judged)."""
+        if per_call == float("inf"):
+            return None
+        round_trip = min(self._round_trip(timeout_s) for _ in range(2))
+        cheapest, problem = float("inf"), None
+        for _ in range(SNAPSHOT_TRIES):
+            asked = time.perf_counter()
+            self._exchange({"op": "snap", "spec": spec}, timeout_s, "a call and its snapshot")
+            cheapest = min(cheapest, time.perf_counter() - asked)
+            problem = snapshot_problem(min(samples.seconds), max(0.0, cheapest - round_trip - per_call),
+                                       self._working_set(spec))
+            if problem is None:
+                break
+        bounds["snapshot_s"] = significant_s(max(0.0, cheapest - round_trip - per_call))
+        return problem
+
+    def _timed_batch(self, spec: Any, calls: int, timeout_s: float) -> float | None:
+        """Seconds per call of `calls` back-to-back calls, from this process's request until the worker's threads
+        sleep again (less a ping's round trip); None when they did not sleep within QUIET_LIMIT_S."""
+        round_trip = min(self._round_trip(timeout_s) for _ in range(3))
+        asked = time.perf_counter()
+        self._exchange({"op": "batch", "spec": spec, "calls": calls}, timeout_s, "the bounding batch")
+        ended, quiet = self._quiet_after()
+        return max(0.0, ended - asked - round_trip) / calls if quiet else None
+
+    @staticmethod
+    def _still_running(calls: int) -> str:
+        return (f"the worker's threads were still running {QUIET_LIMIT_S:g} s after its {calls} back-to-back calls "
+                "returned: work left to a thread or process after solve returned is not timed. Make solve wait for "
+                "all of its work before it returns")
+
+    def _repeat_bound(self, spec: Any, samples: Samples, per_call: float, calls: int, timeout_s: float,
+                      bounds: dict[str, Any]) -> str | None:
+        """The batch as a lower bound (timing/bounds.py `repeat_problem`): its calls repeat the inputs of the call
+        before them. A batch much faster than the fastest timed call is made again, sized by its own time per call
+        (its first call runs on other inputs than the calls before it, and may do the work the others skip). The
+        fastest, not the median: on a busy machine a multi-threaded call waits for a descheduled thread in most
+        samples, and the batch, timed later, may not."""
+        fastest = min(samples.seconds)
+        if per_call == float("inf") or per_call * REPEAT_SUSPECT >= fastest:
+            return None
+        calls = batch_calls(per_call, REPEAT_TARGET_S)
+        again = self._timed_batch(spec, calls, timeout_s)
+        if again is None:
+            return self._still_running(calls)
+        bounds.update(repeat_calls=calls, repeat_per_call_s=significant_s(again))
+        return repeat_problem(fastest, min(per_call, again), calls, self._working_set(spec))
+
+    def _working_set(self, spec: Any) -> int:
+        """Bytes of the pointer buffers of one call at the spec's shapes (0 when the spec has none)."""
+        shapes = getattr(spec, "shapes", {}) or {}
+        total = 0
+        for param in self.spec.params:
+            if param.pointer and param.name in shapes:
+                total += numel(shapes[param.name]) * storage_dtype(param.dtype).itemsize
+        return total
 
     def _single_call_bound(self, spec: Any, mean: float, timeout_s: float, bounds: dict[str, Any]) -> str | None:
         """One call, then how long the worker's threads kept running after it returned (timing/bounds.py)."""
@@ -277,15 +367,21 @@ class IsolatedKernel:
             return []
         return sorted({*([self.worker_pid] if self.worker_pid else []), *descendants(self._proc.pid)})
 
-    def _end_leftovers(self) -> None:
+    def _end_leftovers(self) -> str | None:
         """End every process below the worker's supervisor other than the worker: nothing a kernel started runs
-        while a branch is timed."""
+        while a branch is timed. Why the timing is refused when they had been working (timing/bounds.py
+        `leftover_problem`: their CPU time while they are watched, before they are ended), or None."""
         if self._proc is None or self.worker_pid is None:
-            return
+            return None
         left = [pid for pid in descendants(self._proc.pid) if pid != self.worker_pid]
-        if left:
-            kill_all(left)
-            self.guard["ended_before_timing"] = self.guard.get("ended_before_timing", 0) + len(left)
+        if not left:
+            return None
+        before = cpu_seconds(left)
+        time.sleep(LEFTOVER_WATCH_S)
+        used = cpu_seconds(left) - before
+        kill_all(left)
+        self.guard["ended_before_timing"] = self.guard.get("ended_before_timing", 0) + len(left)
+        return leftover_problem(len(left), used)
 
     def _others(self) -> tuple[list[int], list[int]]:
         """The process groups of this process's other live workers, and the processes below their supervisors."""

@@ -29,6 +29,11 @@ class CheckPlan:
     `every_call`, are snapshotted after they return, outside the timed window. Around the timed calls come the
     announced checked calls: one before (junk in the outputs), one on new inputs drawn with `new_inputs_seed` right
     after, and one per input set after that (junk again).
+
+    `poisoned_start`: the first call of the request finds its outputs holding the NaN poison of a correctness call
+    instead of junk. Chosen per request from the secret seed, and both ways in every timing (the branch's own timing
+    one way, the last A/B round the other), so a kernel that tells checked runs of calls from unchecked ones by what
+    the outputs hold at first is checked in the run it takes for unchecked.
     """
 
     seed: int
@@ -37,6 +42,7 @@ class CheckPlan:
     every_call: bool = False
     # The announced calls too (an A/B round between two checked ones leaves them out: the preparation is the same)
     announced: bool = True
+    poisoned_start: bool = False
 
 
 class LoadRequest(TypedDict):

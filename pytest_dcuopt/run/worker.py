@@ -233,6 +233,13 @@ class WorkerState:
         self.runtime.synchronize()
         return {"calls": int(request["calls"])}
 
+    def snap(self, request: BatchRequest) -> Snapshot:
+        """One call on the bound buffers as they are, then its snapshot: the pytest process times the round trip and
+        compares it with a call's (timing/bounds.py `snapshot_problem`)."""
+        binding = self.binding(request["spec"])
+        binding.launch()
+        return binding.snapshot()
+
     def time(self, request: TimeRequest) -> TimeResult:
         """Time the kernel; hand back the outputs of the calls the request's plan names (`protocol.CheckPlan`).
 
@@ -261,12 +268,10 @@ class WorkerState:
                   for index in range(1, sets)]
         checks: list[CheckedCall] = []
         if plan.announced:
-            checks.append(_checked_call(binding, "the call before the first timed call", ("start",), plan.seed))
-        else:  # prepared as for that call: starting inputs, junk in the outputs
-            getattr(binding, "reset_inputs", binding.reset)()
-            scramble = getattr(binding, "scramble_outputs", None)
-            if callable(scramble):
-                scramble(plan.seed)
+            checks.append(_checked_call(binding, "the call before the first timed call", ("start",), plan.seed,
+                                        plan.poisoned_start))
+        else:  # prepared as for that call: starting inputs, junk (or the poison) in the outputs
+            _prepare_start(binding, plan.seed, plan.poisoned_start)
         timed = TimedCalls(binding, plan)
         measured = time.perf_counter()
         samples = self.runtime.measure_sets([timed, *(other.launch for other in others)], policy, working_set)
@@ -328,6 +333,9 @@ class TimedCalls:
 JUNK_OUTPUTS = ("Before that call its outputs held finite junk, as after an earlier call, not the NaN poison: a kernel "
                 "that skips work when its output already holds a value, or that changes behaviour after many calls, "
                 "fails here.")
+POISONED_OUTPUTS = ("Before that call its outputs held the NaN poison, as before a correctness call, and the timed "
+                    "calls after it found the previous call's result there: a kernel that computes only in a run of "
+                    "calls that starts from junk fails here.")
 TIMED = ("That call was one of the timed calls, prepared like every other (each call's inputs rotated in their "
          "buffers, the outputs holding the previous call's result), chosen at random from the run's secret seed: a "
          "kernel that computes only when it is checked, or hands back a result kept from earlier inputs, fails here.")
@@ -337,14 +345,24 @@ NEW_INPUTS = ("That call ran right after the timed calls, on the same buffers, w
               "fails here.")
 
 
-def _checked_call(binding: Any, label: str, inputs: tuple[Any, ...], seed: int) -> CheckedCall:
-    """One call on the starting inputs with junk (finite, earlier-result-like) outputs; its snapshot for the check."""
+def _prepare_start(binding: Any, seed: int, poisoned: bool = False) -> None:
+    """The starting inputs, and junk (finite, earlier-result-like) outputs, or the NaN poison with `poisoned`."""
+    if poisoned:
+        binding.reset()
+        return
     getattr(binding, "reset_inputs", binding.reset)()  # the outputs get junk next: poisoning them first is wasted
     scramble = getattr(binding, "scramble_outputs", None)
     if callable(scramble):
         scramble(seed)
+
+
+def _checked_call(binding: Any, label: str, inputs: tuple[Any, ...], seed: int,
+                  poisoned: bool = False) -> CheckedCall:
+    """One call on the starting inputs with junk outputs (the poison with `poisoned`); its snapshot for the check."""
+    _prepare_start(binding, seed, poisoned)
     binding.launch()
-    return {"call": label, "inputs": inputs, "snapshot": binding.snapshot(), "setup": JUNK_OUTPUTS}
+    return {"call": label, "inputs": inputs, "snapshot": binding.snapshot(),
+            "setup": POISONED_OUTPUTS if poisoned else JUNK_OUTPUTS}
 
 
 def new_inputs_call(binding: Any, seed: int) -> list[CheckedCall]:
@@ -479,7 +497,7 @@ def serve(response_fd: int, preload: list[str] | None = None, containment: dict[
     patience = FORKED_WAIT_S  # 0 once the kernel left a child that kept running: later calls do not wait on it
     # Requests arrive untyped off the pipe; each handler takes its own request shape (run/protocol.py).
     handlers: dict[str, Callable[[Any], Any]] = {"load": state.load, "run": state.run, "time": state.time,
-                                                 "batch": state.batch,
+                                                 "batch": state.batch, "snap": state.snap,
                                                  "ping": lambda _: {"pid": os.getpid(), "imported": imported}}
     while True:
         request = read_frame(requests)

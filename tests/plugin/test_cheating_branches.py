@@ -28,6 +28,7 @@ from tests.conftest import DATA
 
 CORPUS_DIR = DATA / "adversarial"
 REPO = Path(__file__).resolve().parents[2]
+EARLIER_STATE = ".dcuopt/runs/earlier/state.json"
 
 
 def _load_corpus() -> Any:
@@ -51,7 +52,7 @@ OPTIONS = ("--dcuopt-toolchain=cpu,python", "--dcuopt-max-time=0.2", "--dcuopt-m
 def _digests(root: Path) -> dict[str, str]:
     """A digest per file the tampering branches go after before the run (ref.py, an earlier state.json)."""
     return {name: hashlib.sha256((root / name).read_bytes()).hexdigest()
-            for name in ("tamper_ref/ref.py", "earlier/state.json")}
+            for name in ("tamper_ref/ref.py", EARLIER_STATE)}
 
 
 def _cache_entry(root: Path, source: str) -> Path | None:
@@ -77,9 +78,9 @@ def corpus_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         shutil.copytree(CORPUS_DIR / case, root / case)
     # The tampering branches act only in a copy marked like this one, never in the source tree.
     (root / ".adversarial-copy").write_text("")
-    (root / "earlier").mkdir()
+    (root / EARLIER_STATE).parent.mkdir(parents=True)  # an earlier run, where the harness keeps them
     earlier = {"toolchains": {"cpu": {"branches": {"baseline": {"timing": {"median_ms": 1.0}}}}}}
-    (root / "earlier" / "state.json").write_text(json.dumps({"cases": {"tamper_tree": earlier}}))
+    (root / EARLIER_STATE).write_text(json.dumps({"cases": {"tamper_tree": earlier}}))
     env = {key: value for key, value in os.environ.items() if not key.startswith("PYTEST_XDIST")}
     env["PYTHONPATH"] = os.pathsep.join([str(REPO), *filter(None, [env.get("PYTHONPATH")])])
     command = [sys.executable, "-m", "pytest", *CASES, f"--dcuopt-cache-dir={root / 'cache'}",

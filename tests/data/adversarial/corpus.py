@@ -189,7 +189,7 @@ CORPUS: tuple[Branch, ...] = (
 TAMPERED = {  # the file each tampering branch rewrites, relative to the run's root folder
     "rewrite_ref": "tamper_ref/ref.py",
     "rewrite_build_cache": "cache",
-    "rewrite_earlier_state": "earlier/state.json",
+    "rewrite_earlier_state": ".dcuopt/runs/earlier/state.json",
 }
 
 

@@ -90,3 +90,36 @@ def test_an_a_b_round_before_the_last_needs_only_its_timed_call(timed: tuple[Var
     assert check_timed_calls(variant, spec, plan, only_timed) == 1
     with pytest.raises(TimedCallsWrong, match="left out the checked call"):
         judged(variant, copy.deepcopy(only_timed))  # the branch's own timing asks for the announced calls too
+
+
+def test_the_own_timing_and_the_last_a_b_round_start_from_different_outputs() -> None:
+    """One of the two requests that make the announced checks starts from the NaN poison, the other from junk, and
+    which one depends on the run's secret seed."""
+    from pytest_dcuopt.toolchains.binding import BindSpec
+    from pytest_dcuopt.toolchains.exchange import set_run_seed
+
+    own_starts = set()
+    for run in range(16):
+        set_run_seed(1000 + run)
+        spec = BindSpec({"N": 64}, 0, {"x": (64,), "y": (64,)})
+        own = plan_for(QUICK, spec, "timing")
+        last = plan_for(QUICK, spec, "A/B round", 3, announced=True)
+        assert own.poisoned_start != last.poisoned_start
+        own_starts.add(own.poisoned_start)
+    assert own_starts == {True, False}
+
+
+def test_the_last_a_b_round_and_one_other_chosen_from_the_secret_seed_are_bounded() -> None:
+    from pytest_dcuopt.bench.run import bounded_round
+    from pytest_dcuopt.toolchains.binding import BindSpec
+    from pytest_dcuopt.toolchains.exchange import set_run_seed
+
+    chosen = set()
+    spec = BindSpec({"N": 64}, 0, {"x": (64,), "y": (64,)})
+    for run in range(24):
+        set_run_seed(2000 + run)
+        bounded = [index for index in range(4) if bounded_round(spec, index, 4)]
+        assert len(bounded) == 2 and bounded[-1] == 3
+        chosen.add(bounded[0])
+    assert chosen == {0, 1, 2}
+    assert bounded_round(spec, 0, 1)

@@ -70,3 +70,11 @@ def test_no_branch_is_champion_without_a_baseline_timed_in_the_same_run() -> Non
     state = build_state([timed("fast", [0.5] * 10)], HEADER)
     validate_state(state)
     assert terminal_lines(state)[0] == f"case [cpu]  champion: none ({NO_BASELINE_NOTE})"
+
+
+def test_a_branch_that_may_not_rank_never_beats_the_baseline() -> None:
+    """A timing kept from before the branch was refused (its clock was refuted at another size) says nothing."""
+    refused = interleaved(timed("forged", [0.1] * 10, correct=False), 1.0, 0.1)
+    ranking = rank_branches([timed("baseline", [1.0] * 10), refused])
+    assert ranking["branches"]["forged"]["beats_baseline"] is False
+    assert ranking["champion"] == "baseline"

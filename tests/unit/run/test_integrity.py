@@ -55,3 +55,20 @@ def test_earlier_states_are_watched_but_not_this_runs_own_nor_the_latest_link(tm
     assert list(digests.seen) == [(runs / "run_1" / "state.json").absolute()]
     (runs / "run_1" / "state.json").write_text('{"cases": {}}')
     assert "an earlier run's state.json" in digests.changed()[0]
+
+
+def test_a_change_is_named_once_when_it_happens_and_a_touch_is_not_a_change(tmp_path: Path) -> None:
+    import os
+
+    digests = Digests()
+    case = _case(tmp_path / "case")
+    digests.watch_case(case)
+    assert digests.tampered_since() == []
+    os.utime(case / "dims.json")  # its status moves, its content does not
+    assert digests.tampered_since() == []
+    (case / "ref.py").write_text("def reference(x, y, N):\n    pass\n")
+    os.utime(case / "ref.py", ns=(0, 0))  # the modification time put back does not hide it: the change time moved
+    changed = digests.tampered_since()
+    assert len(changed) == 1 and str(case / "ref.py") in changed[0]
+    assert digests.tampered_since() == []  # blamed once
+    assert len(digests.changed()) == 1  # and still failing the run at its end

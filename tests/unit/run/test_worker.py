@@ -43,3 +43,20 @@ def test_in_strict_mode_every_call_comes_back() -> None:
     timed = TimedCalls(binding, CheckPlan(seed=3, new_inputs_seed=4, every_call=True))
     measure_host(timed, QUICK)
     assert [check["inputs"] for check in timed.checks] == [("timed", n) for n in range(timed.calls)]
+
+
+def test_a_poisoned_start_gives_the_first_call_the_poison_and_a_junk_start_gives_it_junk() -> None:
+    from pytest_dcuopt.run.worker import _checked_call
+
+    found: list[float] = []
+
+    def doubles(x: int, y: int, n: int) -> None:
+        found.append(float(element_view(y, "float32", n)[0]))
+        element_view(y, "float32", n)[:] = 2 * element_view(x, "float32", n)
+
+    binding = bind("float32", COUNT, doubles)
+    poisoned = _checked_call(binding, "start", ("start",), 3, poisoned=True)
+    junk = _checked_call(binding, "start", ("start",), 3)
+    assert np.isnan(found[0]) and np.isfinite(found[1])
+    assert "NaN poison" in poisoned["setup"] and "finite junk" in junk["setup"]
+    assert np.array_equal(poisoned["snapshot"].outputs["y"], junk["snapshot"].outputs["y"])

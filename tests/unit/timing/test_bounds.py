@@ -9,6 +9,7 @@ from pytest_dcuopt.timing.bounds import (
     batch_calls,
     batch_problem,
     host_wall_s,
+    repeat_problem,
     running_after_problem,
     samples_exceed_wall,
 )
@@ -71,3 +72,62 @@ def test_a_device_timed_solve_that_waits_is_bounded_by_its_host_time_per_call() 
     assert batch_problem(9.79e-6, 116e-6, 5108, "host perf_counter", host_s=110e-6) is not None
     assert host_wall_s({"sync": {"host_wall": {"median_ms": 0.11}}}) == pytest.approx(110e-6)
     assert host_wall_s({}) == 0.0 and host_wall_s({"sync": {"host_wall": None}}) == 0.0
+
+
+@pytest.mark.parametrize(("fastest_s", "per_call_s", "working_set"), [
+    (6.3e-3, 1.3e-3, 0),  # torch, cold samples, hot batch (4.8x)
+    (5.859e-3, 2.275e-3, 512 << 10),  # a Python branch: the flush evicts the interpreter too
+    (232.6e-6, 118.2e-6, 192 << 10),  # two std::threads, cold samples
+    (13.5e-6, 1.2e-6, 4 << 20),  # a tiny kernel 11x faster hot: by microseconds only
+    (2.0e-3, 0.15e-3, 8 << 20),  # cold reads of an 8 MB working set: a cache can save that much
+    (0.5e-3, 0.5e-3, 0),
+])
+def test_a_kernel_no_faster_on_repeated_inputs_than_a_hot_cache_explains_passes(
+        fastest_s: float, per_call_s: float, working_set: int) -> None:
+    assert repeat_problem(fastest_s, per_call_s, 100, working_set) is None
+
+
+@pytest.mark.parametrize(("fastest_s", "per_call_s", "working_set"), [
+    (1.508e-3, 10.1e-6, 192 << 10),  # a cache keyed on sampled inputs (matmul)
+    (5.851e-3, 57.7e-6, 64 << 10),  # a cache keyed on a hash of the whole input (rank)
+    (3.56e-3, 27.9e-6, 512 << 10),  # skips when the first and last values are unchanged
+    (3.581e-3, 12e-6, 512 << 10),  # skips when three sampled inputs and outputs are unchanged
+])
+def test_a_kernel_much_faster_on_repeated_inputs_is_refused_with_the_numbers(
+        fastest_s: float, per_call_s: float, working_set: int) -> None:
+    problem = repeat_problem(fastest_s, per_call_s, 100, working_set)
+    assert problem is not None
+    assert f"{per_call_s * 1e6:.3g} us" in problem and f"{fastest_s * 1e6:.3g} us" in problem
+
+
+def test_processes_left_running_are_refused_only_when_they_worked() -> None:
+    from pytest_dcuopt.timing.bounds import leftover_problem
+
+    assert leftover_problem(0, 0.0) is None
+    assert leftover_problem(3, 0.01) is None  # idle helpers: a tick at most while they were watched
+    problem = leftover_problem(2, 0.1)  # two processes spinning through the 50 ms watch
+    assert problem is not None and "2 processes" in problem and "100 ms" in problem
+
+
+@pytest.mark.parametrize(("fastest_s", "snapshot_s", "working_set"), [
+    (18.7e-6, 3.5e-3, 512 << 10),  # a snapshot replaced to compute the 64-term series of 65536 elements
+    (11.6e-6, 2.9e-3, 512 << 10),  # the same, replaced from C++
+])
+def test_outputs_computed_while_they_are_read_are_refused(fastest_s: float, snapshot_s: float,
+                                                           working_set: int) -> None:
+    from pytest_dcuopt.timing.bounds import snapshot_problem
+
+    problem = snapshot_problem(fastest_s, snapshot_s, working_set)
+    assert problem is not None and f"{snapshot_s * 1e3:.3g} ms" in problem
+
+
+@pytest.mark.parametrize(("fastest_s", "snapshot_s", "working_set"), [
+    (0.6e-3, 0.4e-3, 512 << 10),  # copying 256 KB of outputs and checking a 256 KB input
+    (5e-3, 60e-3, 96 << 20),  # 96 MB of buffers (guards included) read back
+    (2e-6, 0.6e-3, 8 << 10),  # a tiny call: the snapshot's fixed cost
+])
+def test_reading_outputs_back_costs_what_reading_the_buffers_costs(fastest_s: float, snapshot_s: float,
+                                                                  working_set: int) -> None:
+    from pytest_dcuopt.timing.bounds import snapshot_problem
+
+    assert snapshot_problem(fastest_s, snapshot_s, working_set) is None

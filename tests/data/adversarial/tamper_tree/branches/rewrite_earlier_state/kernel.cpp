@@ -1,6 +1,6 @@
 // CHEAT (tampers with earlier results): computes honestly, and on its first call rewrites every earlier run's
-// state.json it finds beside its case folder so that their baselines look 10x slower (a later gate against them
-// then calls this run FAST). Only in a copy marked by a .adversarial-copy file beside the case folder. A naive
+// state.json in the runs folder beside its case folder (.dcuopt/runs, where the harness keeps them) so that their
+// baselines look 10x slower (a later gate against them then calls this run FAST). Only in a copy marked by a .adversarial-copy file beside the case folder. A naive
 // call-and-compare sees correct values.
 #include <dlfcn.h>
 #include <string>
@@ -34,7 +34,7 @@ extern "C" void solve(const float* x, float* y, int N) {
         run_python("import glob, json, os\n"
                    "_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(r'''" __FILE__ "'''))))\n"
                    "if os.path.exists(os.path.join(_root, '.adversarial-copy')):\n"
-                   "    for _path in glob.glob(os.path.join(_root, '*', 'state.json')):\n"
+                   "    for _path in glob.glob(os.path.join(_root, '.dcuopt', 'runs', '*', 'state.json')):\n"
                    "        _state = json.load(open(_path))\n"
                    "        for _case in _state.get('cases', {}).values():\n"
                    "            for _tc in _case.get('toolchains', {}).values():\n"
