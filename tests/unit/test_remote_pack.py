@@ -45,6 +45,8 @@ def results_of(manifest: dict, where: Path, state: dict | None = None) -> Path:
     (results / "manifest.json").write_text(json.dumps(manifest))
     (results / "files.json").write_text(json.dumps({k: v["sha256"] for k, v in manifest["files"].items()}))
     (results / "exit_status").write_text("0\n")
+    (results / "remote.json").write_text(json.dumps({"plugin_from_pack": True,
+                                                     "plugin_sha256": manifest["plugin"]["sha256"]}))
     state = state or {"created_at": "2026-12-01T06:00:00+00:00", "finished_at": "2026-12-01T06:01:00+00:00"}
     (results / "pytest" / "state.json").write_text(json.dumps(state))
     return results
@@ -56,7 +58,8 @@ def test_a_case_pack_holds_the_case_files_a_manifest_and_run_sh(case: Path, tmp_
         members = {m.name.split("/", 1)[1]: m for m in packed.getmembers()}
     assert set(members) == {"manifest.json", "run.sh", "pytest.ini", "sized/ref.py", "sized/dims.json",
                             "sized/kernel.cpp", "sized/branches/unrolled4/kernel.cpp",
-                            "sized/branches/wrong_past_64k/kernel.cpp"}  # no notes, build outputs or caches
+                            "sized/branches/wrong_past_64k/kernel.cpp",
+                            manifest["plugin"]["file"]}  # no notes, build outputs or caches
     assert members["run.sh"].mode == 0o755
     assert manifest["pytest_args"] == ["sized", "--dcuopt-run-dir=results/pytest", "-p", "no:cacheprovider",
                                        "--dcuopt-toolchain=cpu", "-v", "--dcuopt-max-time=0.2"]
