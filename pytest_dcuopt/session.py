@@ -32,8 +32,10 @@ from .case.model import Branch, KernelCase, load_case
 from .case.sizes import ALL, BenchSize
 from .check import reference_device
 from .check.compare import reproduce_command
+from .check.default_dims import verify_default
 from .check.verify import CheckSettings, check_before_timing, checked_call, run_correctness
-from .errors import CaseError, DcuOptError, ReportError, TimedCallsWrong, ToolchainUnavailable
+from .context import require_built
+from .errors import CaseError, DcuOptError, ReportError, TimedCallsWrong
 from .files import point_latest, write_atomic
 from .gate import REPORT_NAME as GATE_REPORT
 from .gate import build_gate
@@ -96,6 +98,10 @@ class DcuOptSession:
         DIGESTS.watch_states(default_home(config) / DEFAULT_RUN_ROOT, options.run_dir)
 
     # ----- toolchains and variants ------------------------------------------------------
+    @property
+    def run_dir(self) -> Path:
+        return self.options.run_dir
+
     @property
     def cache(self) -> BuildCache:
         if self._cache is None:
@@ -229,17 +235,8 @@ class DcuOptSession:
         self.config.hook.pytest_dcuopt_branch_built(variant=variant, config=self.config)
 
     def prepare(self, variant: Variant) -> None:
-        """Skip when the toolchain cannot run here; otherwise make sure the branch is built and loaded."""
-        availability = self.availability(variant.toolchain.name)
-        if not availability.can_run:
-            reason = f"{variant.toolchain.name} toolchain cannot run kernels here: {availability.reason}"
-            variant.record.skipped = reason
-            pytest.skip(reason)
-        self.resolve(variant)
-        if isinstance(variant.setup_error, ToolchainUnavailable):  # a branch the stack rejects (BranchUnavailable)
-            pytest.skip(f"unavailable: {variant.setup_error}")
-        if variant.setup_error is not None:
-            pytest.fail(str(variant.setup_error), pytrace=False)
+        """Skip when the toolchain cannot run here (saying so in the record); otherwise build and load the branch."""
+        require_built(self, variant, runs_kernel=True, record_skip=True)
 
     # ----- stages -----------------------------------------------------------------------
     def check_settings(self) -> CheckSettings:
@@ -324,10 +321,9 @@ class DcuOptSession:
         if baseline.setup_error is not None or baseline.worker is None:
             return None
         try:
-            checked_call(baseline, baseline.case.dims, 0, nodeid)
+            verify_default(baseline, nodeid)
         except (AssertionError, DcuOptError):
             return None
-        baseline.default_verified = True
         return baseline
 
     def note_selected(self, items: Sequence[pytest.Item]) -> None:

@@ -36,9 +36,9 @@ import numpy as np
 import pytest
 
 from ..case.sizes import BenchSize
+from ..check.default_dims import verify_default
 from ..check.verify import (
     check_default_once,
-    checked_call,
     handed,
     layout_inputs,
     output_mismatches,
@@ -287,9 +287,7 @@ def run_benchmark(variant: Variant, benchmark: Any, clock: SampleClock, policy: 
                   nodeid: str, point: BenchPoint | None = None) -> Samples:
     """Verify the default dims once (if the correctness test did not), time at the point (default: the default
     dims), and record the figures: in the branch's record, or in its entry for the point's benchmark size."""
-    if not variant.default_verified:
-        checked_call(variant, variant.case.dims, 0, nodeid)
-        variant.default_verified = True
+    verify_default(variant, nodeid)
     assert variant.reference is not None
     point = point or default_point(variant)
     dims = point.dims

@@ -41,6 +41,7 @@ STAGES: list[tuple[str, tuple[str, ...]]] = [
     ("report", ("report",)),
     ("options", ("options",)),
     ("variant", ("variant",)),
+    ("context", ("context",)),  # RunContext, what stages and observers see of the session; require_built
     ("check", ("check",)),
     ("bench", ("bench",)),
     ("gate", ("gate",)),  # judges what check and bench produced against a baseline; imports report and options
