@@ -10,7 +10,7 @@ import pytest
 from . import markers
 from .errors import DcuOptError
 from .files import RunDirLock
-from .options import RUN_SEED_KEY, Options, add_options
+from .options import RUN_DIR_KEY, RUN_SEED_KEY, Options, add_options
 
 if TYPE_CHECKING:
     from .handle import CaseHandle
@@ -194,6 +194,7 @@ def pytest_configure_node(node: Any) -> None:
     if dcuopt is not None:  # the run's id: its workers share calibrations in a folder named by it, removed at the end
         dcuopt.xdist_run = str(node.workerinput.get("testrunuid", "")) or None
         node.workerinput[RUN_SEED_KEY] = dcuopt.options.run_seed  # one run, one secret seed
+        node.workerinput[RUN_DIR_KEY] = str(dcuopt.options.run_dir)  # one run, one folder
 
 
 @pytest.hookimpl(optionalhook=True)

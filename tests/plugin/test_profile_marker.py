@@ -91,6 +91,31 @@ def test_profile_mark_on_a_cpu_case(pytester: pytest.Pytester, shared_build_cach
     assert observed["outcome"] == ("profiled" if hardware is None else "degraded")
 
 
+@skip_if_no_gxx
+@pytest.mark.skipif(shutil.which("perf") is None, reason="perf not found: `apt-get install linux-perf`")
+def test_under_xdist_the_profile_work_folders_land_in_the_controllers_run(
+        pytester: pytest.Pytester, shared_build_cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_TESTRUNUID"):
+        monkeypatch.delenv(name, raising=False)  # this suite may itself run under -n
+    case = make_case(tmp_path, "profiled", 'pytest.mark.profile(reason="where the raw files go")')
+    shutil.copytree(case, pytester.path / case.name)
+    pytester.makeconftest(CONFTEST)
+    result = pytester.runpytest_subprocess("profiled", f"--dcuopt-cache-dir={shared_build_cache}", "-n", "2",
+                                           "-k", "test_profile", "-p", "no:cacheprovider")
+    outcomes = result.parseoutcomes()
+    assert outcomes.get("passed", 0) + outcomes.get("skipped", 0) == 2, result.stdout.str()
+    runs = sorted((pytester.path / ".dcuopt" / "runs").glob("run_*"))
+    assert len(runs) == 1, f"one run, one folder; found {[r.name for r in runs]}"
+    run = runs[0]
+    assert (run / "state.json").is_file()
+    report = json.loads((run / "profile.json").read_text())
+    workdirs = {e["branch"]: Path(e["workdir"]) for e in report["profiles"]}
+    assert set(workdirs) == {"baseline", "openmp"}
+    for branch, folder in workdirs.items():
+        assert folder == (run / "profile" / f"profiled__cpu__{branch}").resolve()
+        assert (folder / "request.pickle").is_file()
+
+
 WALLTIME = '''"""A profiler from outside pytest_dcuopt: the wall time of the profiled range, no tool."""
 from pytest_dcuopt.profile.backends import RANGE_NONE, Collected
 from pytest_dcuopt.profile.kernels import KernelRow
