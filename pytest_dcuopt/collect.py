@@ -25,6 +25,7 @@ from .case.sizes import BenchSize, select_sizes
 from .errors import CaseError
 from .options import TOOLCHAIN_OPTION
 from .report.records import BranchRecord
+from .stages import benchmark_test, correctness_test, observer_test
 from .toolchains import registered_names, toolchain_class
 from .toolchains.base import expand_branches
 
@@ -187,13 +188,13 @@ def _add_toolchain_tests(module: types.ModuleType, case: KernelCase, toolchain: 
 
     def test_correctness(dcuopt_session: DcuOptSession, branch: str, request: pytest.FixtureRequest) -> None:
         variant = dcuopt_session.variant(root, toolchain, branch, sources[branch])
-        dcuopt_session.run_correctness(variant, request.node.nodeid)
+        correctness_test(dcuopt_session, variant, request.node.nodeid)
 
     def test_benchmark(dcuopt_session: DcuOptSession, branch: str, benchmark: Any,
                        request: pytest.FixtureRequest) -> None:
         variant = dcuopt_session.variant(root, toolchain, branch, sources[branch])
         clock = request.node.get_closest_marker("benchmark").kwargs["timer"]
-        dcuopt_session.run_benchmark(variant, benchmark, clock, request.node.nodeid)
+        benchmark_test(dcuopt_session, variant, benchmark, clock, request.node.nodeid)
 
     correctness_params = [pytest.param(name, id=name, marks=own[name]) for name, _ in ids]
     marks = [pytest.mark.dcuopt(case=case.name, toolchain=toolchain)]
@@ -221,7 +222,7 @@ def _sized_benchmark(case: KernelCase, toolchain: str, ids: list[tuple[str, Path
                        request: pytest.FixtureRequest) -> None:
         variant = dcuopt_session.variant(root, toolchain, branch, sources[branch])
         clock = request.node.get_closest_marker("benchmark").kwargs["timer"]
-        dcuopt_session.run_benchmark(variant, benchmark, clock, request.node.nodeid, by_name[size])
+        benchmark_test(dcuopt_session, variant, benchmark, clock, request.node.nodeid, by_name[size])
 
     params = []
     for size in sizes:
@@ -245,7 +246,7 @@ def _add_observer_test(module: types.ModuleType, case: KernelCase, toolchain: st
 
     def test_observer(dcuopt_session: DcuOptSession, branch: str, request: pytest.FixtureRequest) -> None:
         variant = dcuopt_session.variant(root, toolchain, branch, sources[branch])
-        dcuopt_session.run_observer(name, variant, request.node)
+        observer_test(dcuopt_session, name, variant, request.node)
 
     test_observer.__name__ = f"test_{name}_{toolchain}"
     setattr(module, f"test_{name}_{toolchain}",

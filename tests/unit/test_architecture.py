@@ -47,7 +47,7 @@ STAGES: list[tuple[str, tuple[str, ...]]] = [
     ("gate", ("gate",)),  # judges what check and bench produced against a baseline; imports report and options
     ("observe", ("observe",)),
     ("triton_flow", ("triton_flow",)),  # the `dcuopt triton` investigation steps; uses isa, timing, toolchains
-    ("top", ("session", "collect", "handle", "plugin", "hookspec", "cli")),
+    ("top", ("session", "collect", "stages", "selection", "results", "handle", "plugin", "hookspec", "cli")),
 ]
 
 
