@@ -205,9 +205,10 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
 
     if config.getvalue("dist") != "load" or config.getoption(XDIST_SCHEDULE_OPTION) != "branch":
         return None
+    from .collect import branch_unit
     from .run.schedule import BranchScheduling
 
-    return BranchScheduling(config, log)
+    return BranchScheduling(config, log, branch_unit)
 
 
 @pytest.hookimpl(optionalhook=True)

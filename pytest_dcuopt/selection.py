@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from .case.sizes import ALL
-from .collect import declared_dims, declared_sizes
+from .collect import TestId, declared_dims, declared_sizes
 from .errors import DcuOptError
 from .options import DIMS_OPTION, SIZES_OPTION, Options
 
@@ -21,11 +21,8 @@ if TYPE_CHECKING:
 
 def branch_of(item: pytest.Item) -> tuple[Path, str, str] | None:
     """(case folder, toolchain, branch) of a kernel case's generated test of one branch; None for any other test."""
-    marker = item.get_closest_marker("dcuopt")
-    branch = getattr(getattr(item, "callspec", None), "params", {}).get("branch")
-    if marker is None or branch is None or "toolchain" not in marker.kwargs:
-        return None
-    return item.path.parent, str(marker.kwargs["toolchain"]), str(branch)
+    test = TestId.of_item(item)
+    return None if test is None else (item.path.parent, test.toolchain, test.branch)
 
 
 def built_by(session: DcuOptSession, items: Sequence[pytest.Item]) -> list[Variant]:
@@ -43,22 +40,19 @@ def _variant_or_none(session: DcuOptSession, item: pytest.Item) -> Variant | Non
 
 def _variant_for(session: DcuOptSession, item: pytest.Item) -> Variant | None:
     """The variant a selected generated test builds, when its toolchain can do what that test needs here."""
-    found = branch_of(item)
-    if found is None:
+    test = TestId.of_item(item)
+    if test is None:
         return None
-    root, toolchain, branch = found
-    name = str(getattr(item, "originalname", item.name))
-    timed = name.startswith("test_benchmark_")
+    timed, checks = test.kind == "benchmark", test.kind == "correctness"
     config = session.config
     if timed and config.getoption("benchmark_skip", False):
         return None  # pytest-benchmark skips it
-    if name.startswith("test_correctness_") and config.getoption("benchmark_only", False):
+    if checks and config.getoption("benchmark_only", False):
         return None
-    availability = session.availability(toolchain)
-    runs = timed or name.startswith("test_correctness_")
-    if not (availability.can_run if runs else availability.can_build):
+    availability = session.availability(test.toolchain)
+    if not (availability.can_run if timed or checks else availability.can_build):
         return None  # the test skips without building (or cannot build at all)
-    return session.branch_variant(root, toolchain, branch)
+    return session.branch_variant(item.path.parent, test.toolchain, test.branch)
 
 
 def check_size_selection(config: pytest.Config, options: Options, collected_cases: int) -> None:
