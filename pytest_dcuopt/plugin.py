@@ -292,11 +292,11 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> Generator[
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
-    from .results import report_paths, summary_lines
-
     dcuopt = config.stash.get(SESSION_KEY, None)
     if dcuopt is None or dcuopt.state is None:
         return
+    from .results import report_paths, summary_lines
+
     terminalreporter.section("dcuopt: branches per case")
     if dcuopt.finish_error:
         terminalreporter.write_line(f"dcuopt: {dcuopt.finish_error}", red=True)
