@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from .stages import case_check
 from .toolchains import registered_names, toolchain_class
 
 if TYPE_CHECKING:
@@ -41,7 +42,7 @@ class CaseHandle:
         variant = self.variant(branch, toolchain)
         message = None
         try:
-            self.session.check_once(variant, {**self.case.dims, **dict(dims or {})}, seed, self.nodeid)
+            case_check(self.session, variant, {**self.case.dims, **dict(dims or {})}, seed, self.nodeid)
         except AssertionError as exc:
             message = str(exc)
         if message is not None:

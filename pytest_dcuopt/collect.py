@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import types
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,8 +24,10 @@ from .case.marks import read_case_marks
 from .case.model import Branch, KernelCase, case_key, find_branches, is_case_dir, is_seed_run_dir, link_loop, load_case
 from .case.sizes import BenchSize, select_sizes
 from .errors import CaseError
+from .markers import CASE_MARKER
 from .options import TOOLCHAIN_OPTION
 from .report.records import BranchRecord
+from .stages import benchmark_test, correctness_test, observer_test
 from .toolchains import registered_names, toolchain_class
 from .toolchains.base import expand_branches
 
@@ -51,10 +54,78 @@ def declared_dims(config: pytest.Config) -> dict[Path, set[str]]:
     return config.stash.setdefault(DECLARED_DIMS, {})
 
 
+CASE_FILES = ("ref.py", "state.json")  # the files a case is collected from (a case folder, a seed run folder)
+
+
+@dataclass(frozen=True)
+class TestId:
+    """What a kernel case's generated test is, as its pytest id spells it: `test_<kind>_<toolchain>[<branch>]`, or
+    `[<branch>-<size>]` for a benchmark at one of the case's sizes. The id is printed here (`function_name`,
+    `param_id`) and read back here only: exactly from a collected item (`of_item`), or from a node id alone
+    (`parse`, for xdist's controller, which sees ids only)."""
+
+    __test__ = False  # a class named Test*: not a test class
+
+    kind: str  # "correctness", "benchmark", or an observer's name ("isa", "ablation", "profile", ...)
+    toolchain: str
+    branch: str
+    size: str | None = None
+
+    @staticmethod
+    def function_name(kind: str, toolchain: str) -> str:
+        return f"test_{kind}_{toolchain}"
+
+    @staticmethod
+    def param_id(branch: str, size: str | None = None) -> str:
+        return branch if size is None else f"{branch}-{size}"
+
+    @classmethod
+    def of_item(cls, item: pytest.Item) -> TestId | None:
+        """The generated test `item` is (from its `dcuopt` mark, its name and its parameters); None for any other."""
+        marker = item.get_closest_marker(CASE_MARKER)
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        if marker is None or "toolchain" not in marker.kwargs or "branch" not in params:
+            return None
+        toolchain = str(marker.kwargs["toolchain"])
+        name, suffix = str(getattr(item, "originalname", item.name)), f"_{toolchain}"
+        if not (name.startswith("test_") and name.endswith(suffix)) or len(name) <= len("test_") + len(suffix):
+            return None
+        size = None if params.get("size") is None else str(params["size"])
+        return cls(name[len("test_"):-len(suffix)], toolchain, str(params["branch"]), size)
+
+    @classmethod
+    def parse(cls, nodeid: str, toolchains: Iterable[str]) -> tuple[str, TestId] | None:
+        """(module, test) of a generated test's node id; None for any other test. The toolchain is the longest of
+        `toolchains` that the function name ends with, so a toolchain or observer named with `_` reads whole. An id
+        alone does not say where a benchmark's branch ends and its size begins (both may hold a `-`): `branch` is
+        the whole bracket and `size` None."""
+        module, _, rest = nodeid.partition("::")
+        if Path(module).name not in CASE_FILES or "::" in rest or not rest.endswith("]"):
+            return None
+        name, _, bracket = rest[:-1].partition("[")
+        fits = [t for t in toolchains if name.startswith("test_") and name.endswith(f"_{t}")
+                and len(name) > len("test_") + len(t) + 1]
+        if not fits or not bracket:
+            return None
+        toolchain = max(fits, key=len)
+        return module, cls(name[len("test_"):-len(toolchain) - 1], toolchain, bracket)
+
+
+def branch_unit(nodeid: str) -> str:
+    """The unit of work a test is under `-n` (run/schedule.py): `<module>::<toolchain>::<branch>` for a kernel case's
+    test, so a branch's tests go to one worker; any other test is a unit of its own. A branch id with a `-` shares a
+    unit with the branches named alike before the `-` (its benchmark sizes follow a `-`)."""
+    found = TestId.parse(nodeid, registered_names())
+    if found is None:
+        return nodeid
+    module, test = found
+    return f"{module}::{test.toolchain}::{test.branch.split('-')[0]}"
+
+
 def wants(file_path: Path) -> bool:
-    if file_path.name == "ref.py":
+    if file_path.name == CASE_FILES[0]:
         return is_case_dir(file_path.parent)
-    return file_path.name == "state.json" and is_seed_run_dir(file_path.parent)
+    return file_path.name == CASE_FILES[1] and is_seed_run_dir(file_path.parent)
 
 
 def ignores(collection_path: Path) -> bool:
@@ -187,24 +258,25 @@ def _add_toolchain_tests(module: types.ModuleType, case: KernelCase, toolchain: 
 
     def test_correctness(dcuopt_session: DcuOptSession, branch: str, request: pytest.FixtureRequest) -> None:
         variant = dcuopt_session.variant(root, toolchain, branch, sources[branch])
-        dcuopt_session.run_correctness(variant, request.node.nodeid)
+        correctness_test(dcuopt_session, variant, request.node.nodeid)
 
     def test_benchmark(dcuopt_session: DcuOptSession, branch: str, benchmark: Any,
                        request: pytest.FixtureRequest) -> None:
         variant = dcuopt_session.variant(root, toolchain, branch, sources[branch])
         clock = request.node.get_closest_marker("benchmark").kwargs["timer"]
-        dcuopt_session.run_benchmark(variant, benchmark, clock, request.node.nodeid)
+        benchmark_test(dcuopt_session, variant, benchmark, clock, request.node.nodeid)
 
     correctness_params = [pytest.param(name, id=name, marks=own[name]) for name, _ in ids]
     marks = [pytest.mark.dcuopt(case=case.name, toolchain=toolchain)]
-    setattr(module, f"test_correctness_{toolchain}",
+    setattr(module, TestId.function_name("correctness", toolchain),
             _decorate(test_correctness, pytest.mark.parametrize("branch", correctness_params), marks))
     if sizes:
-        setattr(module, f"test_benchmark_{toolchain}", _sized_benchmark(case, toolchain, ids, own, sizes, marks))
+        setattr(module, TestId.function_name("benchmark", toolchain),
+                _sized_benchmark(case, toolchain, ids, own, sizes, marks))
     elif not case.for_toolchain(toolchain).bench_sizes:  # sizes declared, none picked: no benchmark here
         bench_mark = pytest.mark.benchmark(group=group, timer=SampleClock())
         bench_params = [pytest.param(name, id=name, marks=[*own[name], bench_mark]) for name, _ in ids]
-        setattr(module, f"test_benchmark_{toolchain}",
+        setattr(module, TestId.function_name("benchmark", toolchain),
                 _decorate(test_benchmark, pytest.mark.parametrize("branch", bench_params), marks))
     for observer in observers:
         _add_observer_test(module, case, toolchain, ids, observer, module_marks, own, marks)
@@ -221,12 +293,12 @@ def _sized_benchmark(case: KernelCase, toolchain: str, ids: list[tuple[str, Path
                        request: pytest.FixtureRequest) -> None:
         variant = dcuopt_session.variant(root, toolchain, branch, sources[branch])
         clock = request.node.get_closest_marker("benchmark").kwargs["timer"]
-        dcuopt_session.run_benchmark(variant, benchmark, clock, request.node.nodeid, by_name[size])
+        benchmark_test(dcuopt_session, variant, benchmark, clock, request.node.nodeid, by_name[size])
 
     params = []
     for size in sizes:
         bench_mark = pytest.mark.benchmark(group=f"{case.name}/{toolchain}/{size.name}", timer=SampleClock())
-        params += [pytest.param(name, size.name, id=f"{name}-{size.name}", marks=[*own[name], bench_mark])
+        params += [pytest.param(name, size.name, id=TestId.param_id(name, size.name), marks=[*own[name], bench_mark])
                    for name, _ in ids]
     return _decorate(test_benchmark, pytest.mark.parametrize(("branch", "size"), params), marks)
 
@@ -245,10 +317,10 @@ def _add_observer_test(module: types.ModuleType, case: KernelCase, toolchain: st
 
     def test_observer(dcuopt_session: DcuOptSession, branch: str, request: pytest.FixtureRequest) -> None:
         variant = dcuopt_session.variant(root, toolchain, branch, sources[branch])
-        dcuopt_session.run_observer(name, variant, request.node)
+        observer_test(dcuopt_session, name, variant, request.node)
 
-    test_observer.__name__ = f"test_{name}_{toolchain}"
-    setattr(module, f"test_{name}_{toolchain}",
+    test_observer.__name__ = TestId.function_name(name, toolchain)
+    setattr(module, test_observer.__name__,
             _decorate(test_observer, pytest.mark.parametrize("branch", params), marks))
 
 

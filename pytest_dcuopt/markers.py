@@ -5,6 +5,7 @@ Marks on kernel cases come from the case's ref.py, since a case has no test file
     pytestmark = [pytest.mark.isa(...)]                     # every branch of the case
     branch_marks = {"float4": [pytest.mark.isa(...)]}       # one branch (any mark, not only isa)
 
+The `ablation` mark's keywords are `ABLATION_KEYWORDS` (validated by `observe.ablation.AblationSpec.from_mark`).
 The `isa` mark's keywords are validated by `isa.spec.IsaSpec.from_kwargs` (whitelist, errors that
 quote the bad key); see docs/isa.md. Reading marks from ref.py: `case.marks.read_case_marks`.
 """
@@ -17,6 +18,10 @@ import pytest
 CASE_MARKER = "dcuopt"
 ISA_MARKER = "isa"
 PROFILE_MARKER = "profile"
+ABLATION_MARKER = "ablation"
+# The keywords an `ablation` mark takes: the help line below lists them, `observe.ablation.AblationSpec.from_mark`
+# accepts exactly these (the isa and profile marks keep theirs beside their validators, `ALLOWED` in their spec.py).
+ABLATION_KEYWORDS = ("methods", "rounds", "max_rounds", "min_effect", "negligible", "reason")
 
 MARKERS: dict[str, str] = {
     CASE_MARKER: "dcuopt(case, toolchain): set by pytest_dcuopt on every test it generates for a kernel case; "
@@ -25,12 +30,14 @@ MARKERS: dict[str, str] = {
                 "max_registers=, max_shared_bytes=, max_scratch_bytes=, max_spills=, min_occupancy=, reason=, "
                 "strict=): check a kernel branch's generated ISA and resources in test_isa_<toolchain>[<branch>]; "
                 "put it in the case's ref.py (pytestmark, or branch_marks = {branch: [marks]}). See docs/isa.md.",
-    PROFILE_MARKER: "profile(metrics=, sections=, sqtt=, dims=, precision=, timeout_s=, reason=): run a kernel "
+    PROFILE_MARKER: "profile(metrics=, sections=, sqtt=, dims=, precision=, timeout_s=, reason=, top=): run a kernel "
                     "branch once under the platform's profiler (perf, ncu, hipprof, rocprof) in "
                     "test_profile_<toolchain>[<branch>]: normalized metrics, roofline bound and axis budget in "
                     "profile.json and the branch record; put it in ref.py like isa. See docs/profiling.md.",
-    "ablation": "ablation(methods={id: '-DFLAG'}, rounds=, max_rounds=, min_effect=, negligible=, reason=): "
-                "attribute by building without each method",
+    ABLATION_MARKER: f"ablation({', '.join(f'{k}=' for k in ABLATION_KEYWORDS)}): attribute a branch's speed to its "
+                     "methods by building it without each (methods={id: '-DFLAG'}), checking and timing that build "
+                     "against the full branch in test_ablation_<toolchain>[<branch>]; put it in ref.py like isa. See "
+                     "docs/loop.md.",
 }
 
 

@@ -31,6 +31,7 @@ INPUT_SET_OPTION = "--dcuopt-input-set"
 RUN_SEED_OPTION = "--dcuopt-run-seed"
 CHECK_EVERY_CALL_OPTION = "--dcuopt-check-every-call"
 RUN_SEED_KEY = "dcuopt_run_seed"  # in xdist's workerinput: every worker draws the controller's inputs
+RUN_DIR_KEY = "dcuopt_run_dir"  # in xdist's workerinput: every worker's files go under the controller's run
 MIN_SAMPLES_OPTION = "--dcuopt-min-samples"
 MAX_TIME_OPTION = "--dcuopt-max-time"
 WARMUP_OPTION = "--dcuopt-warmup"
@@ -378,7 +379,8 @@ class Options:
         get = config.getoption
         root = default_home(config)
         stamp = time.strftime("%Y%m%d_%H%M%S")
-        run_dir = Path(get(RUN_DIR_OPTION) or root / DEFAULT_RUN_ROOT / f"run_{stamp}_{_pid()}")
+        run_dir = Path(get(RUN_DIR_OPTION) or controller_run_dir(config)
+                       or root / DEFAULT_RUN_ROOT / f"run_{stamp}_{_pid()}")
         if get(INPUT_SET_OPTION) is not None and get(DIMS_OPTION) is None:
             raise pytest.UsageError(f"{INPUT_SET_OPTION} replays one example and needs {DIMS_OPTION} too, e.g. "
                                     f"{DIMS_OPTION}='{{\"N\": 17}}' {INPUT_SET_OPTION}={get(INPUT_SET_OPTION)}")
@@ -417,6 +419,13 @@ class Options:
                 "spare_workers": self.spare_workers,
                 "bench_sizes": list(self.bench_sizes), "reference_device": self.reference_device,
                 "run_seed": self.run_seed, "check_every_call": self.check_every_call}
+
+
+def controller_run_dir(config: pytest.Config) -> str | None:
+    """In an xdist worker, the controller's run folder (a default one names the controller's process and second, so
+    a worker computing its own would put its files, e.g. profile work folders, outside the run); else None."""
+    workerinput = getattr(config, "workerinput", None)
+    return str(workerinput[RUN_DIR_KEY]) if workerinput is not None and RUN_DIR_KEY in workerinput else None
 
 
 def chosen_run_seed(config: pytest.Config) -> int:

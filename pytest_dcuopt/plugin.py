@@ -10,7 +10,7 @@ import pytest
 from . import markers
 from .errors import DcuOptError
 from .files import RunDirLock
-from .options import RUN_SEED_KEY, Options, add_options
+from .options import RUN_DIR_KEY, RUN_SEED_KEY, Options, add_options
 
 if TYPE_CHECKING:
     from .case_handle import CaseHandle
@@ -194,6 +194,7 @@ def pytest_configure_node(node: Any) -> None:
     if dcuopt is not None:  # the run's id: its workers share calibrations in a folder named by it, removed at the end
         dcuopt.xdist_run = str(node.workerinput.get("testrunuid", "")) or None
         node.workerinput[RUN_SEED_KEY] = dcuopt.options.run_seed  # one run, one secret seed
+        node.workerinput[RUN_DIR_KEY] = str(dcuopt.run_dir)  # one run, one folder
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -204,9 +205,10 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
 
     if config.getvalue("dist") != "load" or config.getoption(XDIST_SCHEDULE_OPTION) != "branch":
         return None
+    from .collect import branch_unit
     from .run.schedule import BranchScheduling
 
-    return BranchScheduling(config, log)
+    return BranchScheduling(config, log, branch_unit)
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -221,10 +223,12 @@ def pytest_testnodedown(node: Any, error: Any) -> None:
 def pytest_collection_finish(session: pytest.Session) -> None:
     """Check --dcuopt-sizes against the collected cases; start building every selected branch in the background
     (--dcuopt-build-jobs at a time) while the tests run."""
+    from .selection import check_replay_dims, check_size_selection
+
     dcuopt = session.config.stash.get(SESSION_KEY, None)
     if dcuopt is not None:
-        dcuopt.check_size_selection()
-        dcuopt.check_replay_dims()
+        check_size_selection(session.config, dcuopt.options, dcuopt.collected_cases)
+        check_replay_dims(session.config, dcuopt.options)
     if dcuopt is None or session.config.option.collectonly or not session.items:
         return
     dcuopt.note_selected(session.items)
@@ -274,13 +278,14 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> Generator[
     if workeroutput is not None:  # an xdist worker: hand records to the controller
         workeroutput[WORKER_OUTPUT_KEY] = dcuopt.export()
     elif dcuopt.records or dcuopt.collected_cases:
-        from .session import partial_because
+        from .results import finish
+        from .selection import partial_because
 
         interrupted = guard.stopped_by if guard is not None else None
         stopped = session.shouldfail or session.shouldstop
         partial = partial_because(session.config, dcuopt.deselected, str(stopped) if stopped else None, interrupted)
         try:
-            dcuopt.finish(int(exitstatus), interrupted=interrupted, partial=partial)
+            finish(dcuopt, int(exitstatus), interrupted=interrupted, partial=partial)
         except DcuOptError as exc:  # what could be written is written; say what was not, and fail the run
             dcuopt.finish_error = str(exc)
             session.exitstatus = pytest.ExitCode.INTERNAL_ERROR if exitstatus == 0 else exitstatus
@@ -290,16 +295,18 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     dcuopt = config.stash.get(SESSION_KEY, None)
     if dcuopt is None or dcuopt.state is None:
         return
+    from .results import report_paths, summary_lines
+
     terminalreporter.section("dcuopt: branches per case")
     if dcuopt.finish_error:
         terminalreporter.write_line(f"dcuopt: {dcuopt.finish_error}", red=True)
     if dcuopt.state.get("interrupted"):
         terminalreporter.write_line(f"interrupted by {dcuopt.state['interrupted']}: the results below are partial")
-    for line in dcuopt.terminal_lines():
+    for line in summary_lines(dcuopt):
         terminalreporter.write_line(line)
     if dcuopt.builds is not None:
         terminalreporter.write_line(f"dcuopt: {dcuopt.builds.report().describe()}")
-    for what, path in dcuopt.report_paths():
+    for what, path in report_paths(dcuopt):
         terminalreporter.write_line(f"{what}: {path}")
     if dcuopt.latest_note:
         terminalreporter.write_line(dcuopt.latest_note)

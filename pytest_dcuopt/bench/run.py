@@ -36,6 +36,7 @@ import numpy as np
 import pytest
 
 from ..case.sizes import BenchSize
+from ..check.default_dims import verify_default
 from ..check.verify import (
     Found,
     check_default_once,
@@ -304,9 +305,7 @@ def run_benchmark(variant: Variant, benchmark: Any, clock: SampleClock, policy: 
                   nodeid: str, point: BenchPoint | None = None) -> Samples:
     """Verify the default dims once (if the correctness test did not), time at the point (default: the default
     dims), and record the figures: in the branch's record, or in its entry for the point's benchmark size."""
-    if not variant.default_verified:
-        checked_call(variant, variant.case.dims, 0, nodeid)
-        variant.default_verified = True
+    verify_default(variant, nodeid)
     assert variant.reference is not None
     point = point or default_point(variant)
     check_input_sets_at(variant, point, nodeid)

@@ -1,9 +1,10 @@
-"""Observers: checks and measurements attached to a branch by a marker (ISA today; profiling, ablation next).
+"""Observers: checks and measurements attached to a branch by a marker (ISA, ablation, profile).
 
 An observer is looked up through the `pytest_dcuopt_observers` hook. For every kernel case,
 every toolchain and every branch that carries the observer's marker (and that `applies` says it
 can judge), collection adds `test_<name>_<toolchain>[<branch>]`, whose body calls `observe`.
-Observers keep their detailed results with `context.add_report(name, entry)`; the session writes
+An observer sees the run through `context.RunContext` only (options, run dir, build settings, availability,
+resolve, add_report). Observers keep their detailed results with `context.add_report(name, entry)`; the session writes
 them to `<run dir>/<report_name>` through `write_report`, and xdist workers hand them back.
 
 To add one: copy `observe/isa.py`'s `IsaObserver`, give it a new `name`/`marker`, declare the
@@ -17,21 +18,12 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import pytest
 
-from ..errors import ToolchainUnavailable
+from ..context import require_built
 
 if TYPE_CHECKING:
-    from ..toolchains.base import Artifact, Availability, Toolchain
+    from ..context import RunContext
+    from ..toolchains.base import Artifact, Toolchain
     from ..variant import Variant
-
-
-class ObserverContext(Protocol):
-    """What an observer may ask of the running session."""
-
-    def availability(self, toolchain: str) -> Availability: ...
-
-    def resolve(self, variant: Variant) -> None: ...
-
-    def add_report(self, observer: str, entry: dict[str, Any]) -> None: ...
 
 
 class Observer(Protocol):
@@ -43,33 +35,18 @@ class Observer(Protocol):
     def applies(self, toolchain: type[Toolchain], marks: Sequence[pytest.Mark]) -> bool:
         """Whether a test is generated for a branch of `toolchain` carrying `marks`."""
 
-    def observe(self, context: ObserverContext, variant: Variant, item: pytest.Item) -> None:
+    def observe(self, context: RunContext, variant: Variant, item: pytest.Item) -> None:
         """The test body: pass, fail or skip through pytest, and record what was seen."""
 
     def write_report(self, path: Path, entries: Sequence[Mapping[str, Any]], header: Mapping[str, Any]) -> None:
         """Write the collected entries of this run."""
 
 
-def built_artifact(context: ObserverContext, variant: Variant, *, runs_kernel: bool) -> Artifact:
-    """The variant's artifact, built (or taken from the cache) for an observer's test.
-
-    Skips when the toolchain cannot build here, or cannot run kernels here when the observer `runs_kernel`;
-    skips when resolving finds the toolchain unavailable; fails with the branch's setup error (a build error).
-    """
-    toolchain = variant.toolchain
-    availability = context.availability(toolchain.name)
-    if runs_kernel and not availability.can_run:
-        pytest.skip(f"{toolchain.name} toolchain cannot run kernels here: {availability.reason}")
-    if not runs_kernel and not availability.can_build:
-        pytest.skip(f"{toolchain.name} toolchain cannot build here: {availability.reason}")
-    try:
-        context.resolve(variant)
-    except ToolchainUnavailable as exc:
-        pytest.skip(f"{toolchain.name}: {exc}")
-    if isinstance(variant.setup_error, ToolchainUnavailable):  # a branch the stack rejects (BranchUnavailable)
-        pytest.skip(f"{toolchain.name}: unavailable: {variant.setup_error}")
-    if variant.setup_error is not None:
-        pytest.fail(str(variant.setup_error), pytrace=False)
+def built_artifact(context: RunContext, variant: Variant, *, runs_kernel: bool) -> Artifact:
+    """The variant's artifact, built (or taken from the cache) for an observer's test (`context.require_built`: skips
+    when the toolchain cannot build here, or cannot run kernels here when the observer `runs_kernel`; fails with
+    the branch's build error)."""
+    require_built(context, variant, runs_kernel=runs_kernel)
     assert variant.artifact is not None
     return variant.artifact
 

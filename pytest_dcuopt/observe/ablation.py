@@ -36,23 +36,22 @@ import pytest
 from ..bench.run import measure
 from ..case.model import Branch
 from ..check.compare import boundary_dims
+from ..check.default_dims import verify_default
 from ..check.verify import checked_call
+from ..context import require_built
 from ..errors import DcuOptError, ToolchainUnavailable
-from ..options import Options
+from ..markers import ABLATION_KEYWORDS, ABLATION_MARKER
 from ..report.records import BranchRecord
 from ..timing.policy import TimingPolicy, summarize
 from ..toolchains import make_toolchain
-from ..toolchains.cache import BuildCache
 from ..variant import BuildSettings, Variant, resolve
 
 if TYPE_CHECKING:
+    from ..context import RunContext
     from ..toolchains.base import Toolchain
-    from . import ObserverContext
 
-ABLATION_MARKER = "ablation"
 REPORT_NAME = "ablation.json"
 REPORT_SCHEMA_VERSION = 1
-ALLOWED_KEYWORDS = ("methods", "rounds", "max_rounds", "min_effect", "negligible", "reason")
 DEFAULT_ROUNDS = 4
 DEFAULT_MAX_ROUNDS = 12  # three times the minimum: a round costs max_time / rounds, so at most 3x the time
 MIN_ROUNDS = 2  # a paired interval needs the spread of at least two rounds' ratios
@@ -93,11 +92,11 @@ class AblationSpec:
     @classmethod
     def from_mark(cls, mark: pytest.Mark) -> AblationSpec:
         if mark.args:
-            raise AblationMarkError(f"ablation mark takes keywords only ({', '.join(ALLOWED_KEYWORDS)}); got "
+            raise AblationMarkError(f"ablation mark takes keywords only ({', '.join(ABLATION_KEYWORDS)}); got "
                                     f"positional {mark.args!r}. Write pytest.mark.ablation(methods={{...}}).")
-        unknown = sorted(set(mark.kwargs) - set(ALLOWED_KEYWORDS))
+        unknown = sorted(set(mark.kwargs) - set(ABLATION_KEYWORDS))
         if unknown:
-            raise AblationMarkError(f"ablation mark: unknown keyword(s) {unknown}; allowed: {list(ALLOWED_KEYWORDS)}.")
+            raise AblationMarkError(f"ablation mark: unknown keyword(s) {unknown}; allowed: {list(ABLATION_KEYWORDS)}.")
         methods = mark.kwargs.get("methods")
         if not isinstance(methods, Mapping) or not methods:
             raise AblationMarkError(f"ablation mark: methods={methods!r} must be a non-empty dict "
@@ -146,7 +145,7 @@ class AblationObserver:
         # Compile-time switches need a compiled kernel: the Python contract has no flags to set.
         return toolchain.c_abi and any(m.name == ABLATION_MARKER for m in marks)
 
-    def observe(self, context: ObserverContext, variant: Variant, item: pytest.Item) -> None:
+    def observe(self, context: RunContext, variant: Variant, item: pytest.Item) -> None:
         try:
             specs = [AblationSpec.from_mark(m) for m in item.iter_markers(ABLATION_MARKER)]
         except AblationMarkError as exc:
@@ -155,7 +154,7 @@ class AblationObserver:
         rounds = max(spec.rounds for spec in specs)
         rules = Rules(rounds, min(spec.min_effect for spec in specs), max(rounds, *(s.max_rounds for s in specs)),
                       min(spec.negligible for spec in specs))
-        run_ablation(context, variant, methods, rules, Options.from_config(item.config), item.nodeid)
+        run_ablation(context, variant, methods, rules, item.nodeid)
 
     def write_report(self, path: Path, entries: Sequence[Mapping[str, Any]], header: Mapping[str, Any]) -> None:
         from ..files import write_atomic
@@ -186,20 +185,15 @@ class Rules:
         return INCONCLUSIVE
 
 
-def run_ablation(context: ObserverContext, variant: Variant, methods: Mapping[str, tuple[str, ...]], rules: Rules,
-                 options: Options, nodeid: str) -> dict[str, Any]:
-    """The test body: measure the full branch against each ablated build; record and report per method."""
-    availability = context.availability(variant.toolchain.name)
-    if not availability.can_run:
-        pytest.skip(f"ablation needs to run kernels; the {variant.toolchain.name} toolchain cannot here: "
-                    f"{availability.reason}")
-    context.resolve(variant)
-    if variant.setup_error is not None:
-        pytest.fail(f"ablation of {variant.label}: the full branch does not build, so nothing can be attributed:\n"
-                    f"{variant.setup_error}", pytrace=False)
+def run_ablation(context: RunContext, variant: Variant, methods: Mapping[str, tuple[str, ...]], rules: Rules,
+                 nodeid: str) -> dict[str, Any]:
+    """The test body: measure the full branch against each ablated build; record and report per method. The ablated
+    builds take the run's build settings (cache, devices, host lock, calibrations, spare workers)."""
+    require_built(context, variant, runs_kernel=True,
+                  failing=f"ablation of {variant.label}: the full branch does not build, so nothing can be "
+                          "attributed:\n")
     _check_full_branch(variant, nodeid)
-    settings = BuildSettings(BuildCache(options.cache_dir), options.arch, options.extra_flags, options.log_dir,
-                             options.timeout_s)
+    options, settings = context.options, context.build_settings()
     ablated: dict[str, Variant] = {}
     outcomes: dict[str, dict[str, Any]] = {}
     pairs = method_pairs(methods)
@@ -236,14 +230,11 @@ def run_ablation(context: ObserverContext, variant: Variant, methods: Mapping[st
 
 
 def _check_full_branch(variant: Variant, nodeid: str) -> None:
-    if variant.default_verified:
-        return
     try:
-        checked_call(variant, variant.case.dims, 0, nodeid)
+        verify_default(variant, nodeid)
     except (AssertionError, DcuOptError) as exc:
         pytest.fail(f"ablation of {variant.label}: the full branch is wrong at the default dims, so nothing can be "
                     f"attributed to its methods. Fix the branch first.\n{exc}", pytrace=False)
-    variant.default_verified = True
 
 
 def build_and_check(variant: Variant, method: str, flags: tuple[str, ...], settings: BuildSettings,

@@ -24,9 +24,9 @@ from ..markers import ISA_MARKER
 from . import built_artifact
 
 if TYPE_CHECKING:
+    from ..context import RunContext
     from ..toolchains.base import Artifact, Toolchain
     from ..variant import Variant
-    from . import ObserverContext
 
 REPORT_NAME = "isa_check.json"
 REPORT_SCHEMA_VERSION = 1
@@ -44,7 +44,7 @@ class IsaObserver:
         families = toolchain.isa_families or (toolchain.isa_family,)
         return toolchain.isa_family != "none" and any(could_apply(m, families) for m in marks)
 
-    def observe(self, context: ObserverContext, variant: Variant, item: pytest.Item) -> None:
+    def observe(self, context: RunContext, variant: Variant, item: pytest.Item) -> None:
         try:
             specs = isa_specs(item)
         except IsaMarkError as exc:
@@ -77,7 +77,7 @@ def could_apply(mark: pytest.Mark, families: tuple[str, ...]) -> bool:
     return any(f in FAMILY_COVERS[n] for n in names for f in families)
 
 
-def run_isa_test(context: ObserverContext, variant: Variant, specs: Sequence[IsaSpec], nodeid: str) -> None:
+def run_isa_test(context: RunContext, variant: Variant, specs: Sequence[IsaSpec], nodeid: str) -> None:
     artifact = built_artifact(context, variant, runs_kernel=False)
     dump = collect_dump(variant.toolchain, artifact)
     verdicts, skipped = judge(specs, dump, variant.label)

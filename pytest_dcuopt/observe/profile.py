@@ -16,7 +16,6 @@ import json
 import pickle
 import platform
 import sys
-import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -37,9 +36,9 @@ from . import built_artifact
 from .isa import collect_dump
 
 if TYPE_CHECKING:
+    from ..context import RunContext
     from ..toolchains.base import Toolchain
     from ..variant import Variant
-    from . import ObserverContext
 
 REPORT_NAME = "profile.json"
 REPORT_SCHEMA_VERSION = 1
@@ -61,7 +60,7 @@ class ProfileObserver:
     def applies(self, toolchain: type[Toolchain], marks: Sequence[pytest.Mark]) -> bool:
         return toolchain.name in profiled_toolchains() and any(m.name == PROFILE_MARKER for m in marks)
 
-    def observe(self, context: ObserverContext, variant: Variant, item: pytest.Item) -> None:
+    def observe(self, context: RunContext, variant: Variant, item: pytest.Item) -> None:
         invalid: str | None = None
         try:
             spec = profile_spec(item)
@@ -77,7 +76,7 @@ class ProfileObserver:
     def write_report(self, path: Path, entries: Sequence[Mapping[str, Any]], header: Mapping[str, Any]) -> None:
         write_report(path, entries, header)
 
-    def profile(self, context: ObserverContext, variant: Variant, spec: ProfileSpec, nodeid: str) -> dict[str, Any]:
+    def profile(self, context: RunContext, variant: Variant, spec: ProfileSpec, nodeid: str) -> dict[str, Any]:
         toolchain = variant.toolchain
         artifact = built_artifact(context, variant, runs_kernel=True)
         assert variant.reference is not None
@@ -204,10 +203,9 @@ def model_check(variant: Variant, dims: Mapping[str, Any], metrics: Mapping[str,
             "ratio": round(counted.value / model, 4) if model else None}
 
 
-def work_dir(context: ObserverContext, variant: Variant) -> Path:
-    options = getattr(context, "options", None)  # the session; any other context gets a temporary folder
-    base = Path(options.run_dir) / "profile" if options is not None else Path(tempfile.mkdtemp(prefix="dcuopt_prof_"))
-    folder = base / variant.label.replace("/", "__")
+def work_dir(context: RunContext, variant: Variant) -> Path:
+    """`<run dir>/profile/<case>__<toolchain>__<branch>/`: the profiler's raw files stay with the run."""
+    folder = context.run_dir / "profile" / variant.label.replace("/", "__")
     folder.mkdir(parents=True, exist_ok=True)
     return folder
 

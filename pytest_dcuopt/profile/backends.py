@@ -1,4 +1,8 @@
-"""Profiler backends, chosen through a registry keyed by toolchain and ISA family (never an if/elif chain).
+"""Profiler backends and their registry: a backend is chosen by the toolchain and ISA family it `serves` (never an
+if/elif chain), from the built-in ones below and those installed under the `pytest_dcuopt.profilers` entry point
+group, like toolchains (`toolchains/__init__.py`): a plugin package adds `name = "module:Class"` to its
+`[project.entry-points."pytest_dcuopt.profilers"]`. An installed backend serving a (toolchain, family) that a
+built-in one serves takes it; one with a built-in's name replaces it.
 
 A backend knows its tool: what is missing on this machine (`missing`), what the profile target needs for its
 profiled range (`range_request`), the commands that wrap the target (`collect`, through `tool.run_tool` with a
@@ -9,10 +13,13 @@ optional parts that were lost (e.g. hipprof's default `--pmc` group aborting wit
 """
 from __future__ import annotations
 
+import functools
+import importlib
 import json
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -51,7 +58,8 @@ class Collected:
 class ProfileBackend(Protocol):
     name: str
     tool: str
-    range_kind: str
+    range_kind: str  # RANGE_*: how the profile target brackets the profiled call
+    serves: tuple[tuple[str, str], ...]  # the (toolchain, ISA family of the built artifact) pairs it profiles
 
     def missing(self) -> str | None:
         """What is missing for this backend here (None: ready)."""
@@ -104,6 +112,7 @@ class PerfBackend:
     name = "perf"
     tool = "perf stat"
     range_kind = RANGE_PERF_FIFO
+    serves = (("cpu", "x86"),)
 
     def missing(self) -> str | None:
         if which("perf") is None:
@@ -167,6 +176,7 @@ class NcuBackend(_RequestFreeBackend):
     name = "ncu"
     tool = "ncu"
     range_kind = RANGE_PROFILER_API
+    serves = (("cuda", "sass"), ("hip", "sass"))  # hip on sass: a .hip kernel built for NVIDIA through HIP's headers
     requires = OnPath(("ncu",), "ncu (Nsight Compute) is not on PATH")
 
     def collect(self, job: ProfileJob) -> Collected:
@@ -203,6 +213,7 @@ class HipprofBackend(_RequestFreeBackend):
     name = "hipprof"
     tool = "hipprof"
     range_kind = RANGE_NONE
+    serves = (("hip", "dcu"),)
     requires = OnPath(("hipprof",), "hipprof (DTK) is not on PATH (e.g. /opt/dtk/bin)")
 
     def _group(self, job: ProfileJob, flag: str, label: str) -> tuple[ToolResult, Path]:
@@ -273,6 +284,7 @@ class RocprofBackend(_RequestFreeBackend):
     name = "rocprof"
     tool = "rocprofv3 / rocprof"
     range_kind = RANGE_NONE
+    serves = (("hip", "amdgcn"),)
     requires = OnPath(("rocprofv3", "rocprof"), "neither rocprofv3 nor rocprof is on PATH")
 
     def collect(self, job: ProfileJob) -> Collected:
@@ -306,19 +318,50 @@ class RocprofBackend(_RequestFreeBackend):
 
 
 # ----- the registry -------------------------------------------------------------------------------------------
-BACKENDS: dict[tuple[str, str], Callable[[], ProfileBackend]] = {
-    ("cpu", "x86"): PerfBackend,
-    ("cuda", "sass"): NcuBackend,
-    ("hip", "dcu"): HipprofBackend,
-    ("hip", "amdgcn"): RocprofBackend,
-    ("hip", "sass"): NcuBackend,  # a .hip kernel built for NVIDIA through HIP's headers
+ENTRY_POINT_GROUP = "pytest_dcuopt.profilers"
+BUILTIN: dict[str, str] = {
+    "perf": "pytest_dcuopt.profile.backends:PerfBackend",
+    "ncu": "pytest_dcuopt.profile.backends:NcuBackend",
+    "hipprof": "pytest_dcuopt.profile.backends:HipprofBackend",
+    "rocprof": "pytest_dcuopt.profile.backends:RocprofBackend",
 }
 
 
+@functools.cache
+def _installed() -> tuple[tuple[str, str], ...]:
+    """Built-in and installed backends (name -> "module:Class"), read once per process; installed ones after the
+    built-ins, in name order."""
+    found = dict(BUILTIN)
+    for entry in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
+        found[entry.name] = entry.value
+    return tuple(found.items())
+
+
+def backend_class(name: str) -> type[ProfileBackend]:
+    """The registered backend `name` (a class whose instances are `ProfileBackend`s)."""
+    registry = dict(_installed())
+    if name not in registry:
+        raise KeyError(f"unknown profiler backend {name!r}; registered: {', '.join(sorted(registry))}")
+    module_name, _, attribute = registry[name].partition(":")
+    cls = getattr(importlib.import_module(module_name), attribute)
+    serves = getattr(cls, "serves", None)
+    if not (isinstance(cls, type) and isinstance(serves, tuple) and all(isinstance(p, tuple) and len(p) == 2
+                                                                         for p in serves)):
+        raise TypeError(f"profiler entry point {name!r} -> {registry[name]} is not a profiler backend class with "
+                        "`serves = ((toolchain, isa_family), ...)`; see profile/backends.py `ProfileBackend`")
+    found: type[ProfileBackend] = cls
+    return found
+
+
+def served() -> dict[tuple[str, str], str]:
+    """(toolchain, ISA family) -> the name of the backend that profiles it (a later registration takes a pair)."""
+    return {pair: name for name, _ in _installed() for pair in backend_class(name).serves}
+
+
 def profiled_toolchains() -> set[str]:
-    return {toolchain for toolchain, _ in BACKENDS}
+    return {toolchain for toolchain, _ in served()}
 
 
 def backend_for(toolchain: str, family: str) -> ProfileBackend | None:
-    factory = BACKENDS.get((toolchain, family))
-    return factory() if factory is not None else None
+    name = served().get((toolchain, family))
+    return backend_class(name)() if name is not None else None

@@ -41,12 +41,13 @@ STAGES: list[tuple[str, tuple[str, ...]]] = [
     ("report", ("report",)),
     ("options", ("options",)),
     ("variant", ("variant",)),
+    ("context", ("context",)),  # RunContext, what stages and observers see of the session; require_built
     ("check", ("check",)),
     ("bench", ("bench",)),
     ("gate", ("gate",)),  # judges what check and bench produced against a baseline; imports report and options
     ("observe", ("observe",)),
     ("triton_flow", ("triton_flow",)),  # the `dcuopt triton` investigation steps; uses isa, timing, toolchains
-    ("top", ("session", "collect", "case_handle", "plugin", "hookspec", "cli")),
+    ("top", ("session", "collect", "stages", "selection", "results", "case_handle", "plugin", "hookspec", "cli")),
 ]
 
 

@@ -1,9 +1,9 @@
-"""Which unit of work a test is under `-n` (run/schedule.py): a kernel case's tests by branch, anything else alone."""
+"""Which unit of work a test is under `-n` (collect.branch_unit): a case's tests by branch, anything else alone."""
 from __future__ import annotations
 
 import pytest
 
-from pytest_dcuopt.run.schedule import branch_scope
+from pytest_dcuopt.collect import branch_unit as branch_scope
 
 
 @pytest.mark.parametrize(("nodeid", "unit"), [

@@ -70,7 +70,7 @@ def test_a_baseline_cut_short_is_refused_even_with_the_same_selection(tmp_path: 
     (["vs/ref.py::test_correctness_cpu"], "test ids named on the command line (vs/ref.py::test_correctness_cpu)"),
 ])
 def test_a_run_s_selection_is_named(pytester: pytest.Pytester, args: list[str], reason: str) -> None:
-    from pytest_dcuopt.session import partial_because, run_selection
+    from pytest_dcuopt.selection import partial_because, run_selection
 
     config = pytester.parseconfig(*args)
     assert run_selection(config) == [reason]
@@ -80,7 +80,7 @@ def test_a_run_s_selection_is_named(pytester: pytest.Pytester, args: list[str], 
 
 
 def test_a_run_with_no_selection_is_complete(pytester: pytest.Pytester) -> None:
-    from pytest_dcuopt.session import partial_because
+    from pytest_dcuopt.selection import partial_because
 
     assert partial_because(pytester.parseconfig("vs"), 0, None, None) == []
     assert partial_because(pytester.parseconfig("vs"), 3, None, None) == ["3 tests deselected"]
