@@ -51,4 +51,4 @@ def built_artifact(context: RunContext, variant: Variant, *, runs_kernel: bool) 
     return variant.artifact
 
 
-__all__ = ["Observer", "ObserverContext", "built_artifact"]
+__all__ = ["Observer", "built_artifact"]
