@@ -13,7 +13,7 @@ source tools/device/device_env.sh
 rm -rf "$W/cases" && mkdir -p "$W/cases"
 cp -r tests/data/cases/sync_solve "$W/cases/sync_1m" && echo '{"N": 1048576}' > "$W/cases/sync_1m/dims.json"
 cp -r kernels/vector_add "$W/cases/"
-for spec in sync_1m:baseline sync_1m:device_sync vector_add:float4; do
+for spec in ${SPECS:-sync_1m:baseline sync_1m:device_sync vector_add:float4}; do
   case=${spec%%:*}; branch=${spec#*:}
   echo "=== $case/$branch"
   timeout 150 python3 -m pytest_dcuopt.cli.main compare-timers "$W/cases/$case" --branch "$branch" --toolchain cuda \
