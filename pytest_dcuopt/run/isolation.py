@@ -272,30 +272,35 @@ class IsolatedKernel:
 
     def _snapshot_bound(self, spec: Any, samples: Samples, per_call: float, timeout_s: float,
                         bounds: dict[str, Any]) -> str | None:
-        """A call with its snapshot, timed from here, less a ping and a batch call (timing/bounds.py
-        `snapshot_problem`): made again, up to SNAPSHOT_TRIES in all, while it is over the bound (a busy machine
-        stretches one; the cheapest is judged)."""
+        """A call with its snapshot against a call alone, each timed from here from its request to its reply
+        (timing/bounds.py `snapshot_problem`): both start after the same pause, so both pay what a first call after a
+        pause costs (an OpenMP pool woken). Made again, up to SNAPSHOT_TRIES in all, while over the bound (a busy
+        machine stretches one; the cheapest of each counts)."""
         if per_call == float("inf"):
             return None
-        round_trip = min(self._round_trip(timeout_s) for _ in range(2))
-        cheapest, problem = float("inf"), None
+        call, snap, problem = float("inf"), float("inf"), None
         for _ in range(SNAPSHOT_TRIES):
             asked = time.perf_counter()
+            self._exchange({"op": "batch", "spec": spec, "calls": 1}, timeout_s, "a single call")
+            call = min(call, time.perf_counter() - asked)
+            asked = time.perf_counter()
             self._exchange({"op": "snap", "spec": spec}, timeout_s, "a call and its snapshot")
-            cheapest = min(cheapest, time.perf_counter() - asked)
-            problem = snapshot_problem(min(samples.seconds), max(0.0, cheapest - round_trip - per_call),
-                                       self._working_set(spec))
+            snap = min(snap, time.perf_counter() - asked)
+            problem = snapshot_problem(min(samples.seconds), max(0.0, snap - call), self._working_set(spec),
+                                       "python" if self.spec.toolchain == "python" else "c")
             if problem is None:
                 break
-        bounds["snapshot_s"] = significant_s(max(0.0, cheapest - round_trip - per_call))
+        bounds["snapshot_s"] = significant_s(max(0.0, snap - call))
         return problem
 
-    def _timed_batch(self, spec: Any, calls: int, timeout_s: float) -> float | None:
-        """Seconds per call of `calls` back-to-back calls, from this process's request until the worker's threads
-        sleep again (less a ping's round trip); None when they did not sleep within QUIET_LIMIT_S."""
+    def _timed_batch(self, spec: Any, calls: int, timeout_s: float, rotate: int | None = None) -> float | None:
+        """Seconds per call of `calls` back-to-back calls (`rotate`: a seed, every call's inputs rotated first), from
+        this process's request until the worker's threads sleep again (less a ping's round trip); None when they did
+        not sleep within QUIET_LIMIT_S."""
         round_trip = min(self._round_trip(timeout_s) for _ in range(3))
         asked = time.perf_counter()
-        self._exchange({"op": "batch", "spec": spec, "calls": calls}, timeout_s, "the bounding batch")
+        self._exchange({"op": "batch", "spec": spec, "calls": calls, "rotate": rotate}, timeout_s,
+                       "the bounding batch")
         ended, quiet = self._quiet_after()
         return max(0.0, ended - asked - round_trip) / calls if quiet else None
 
@@ -308,19 +313,23 @@ class IsolatedKernel:
     def _repeat_bound(self, spec: Any, samples: Samples, per_call: float, calls: int, timeout_s: float,
                       bounds: dict[str, Any]) -> str | None:
         """The batch as a lower bound (timing/bounds.py `repeat_problem`): its calls repeat the inputs of the call
-        before them. A batch much faster than the fastest timed call is made again, sized by its own time per call
-        (its first call runs on other inputs than the calls before it, and may do the work the others skip). The
-        fastest, not the median: on a busy machine a multi-threaded call waits for a descheduled thread in most
-        samples, and the batch, timed later, may not."""
+        before them. A batch much faster than the fastest timed call is compared with a batch whose every call gets
+        other inputs (rotated, as timed calls are), both hot and back to back: cold samples can be far slower than
+        hot calls for reasons of their own (an OpenMP pool woken after the flush). The batch on unchanged inputs is
+        made again first, sized by its own time per call (its first call ran on other inputs than the calls before
+        it, and may do the work the others skip)."""
         fastest = min(samples.seconds)
         if per_call == float("inf") or per_call * REPEAT_SUSPECT >= fastest:
             return None
         calls = batch_calls(per_call, REPEAT_TARGET_S)
         again = self._timed_batch(spec, calls, timeout_s)
-        if again is None:
+        rotated_calls = batch_calls(fastest, REPEAT_TARGET_S)
+        rotated = self._timed_batch(spec, rotated_calls, timeout_s, rotate=plan_seed_of(spec))
+        if again is None or rotated is None:
             return self._still_running(calls)
-        bounds.update(repeat_calls=calls, repeat_per_call_s=significant_s(again))
-        return repeat_problem(fastest, min(per_call, again), calls, self._working_set(spec))
+        bounds.update(repeat_calls=calls, repeat_per_call_s=significant_s(again),
+                      rotated_calls=rotated_calls, rotated_per_call_s=significant_s(rotated))
+        return repeat_problem(rotated, min(per_call, again), calls, self._working_set(spec))
 
     def _working_set(self, spec: Any) -> int:
         """Bytes of the pointer buffers of one call at the spec's shapes (0 when the spec has none)."""
@@ -332,13 +341,21 @@ class IsolatedKernel:
         return total
 
     def _single_call_bound(self, spec: Any, mean: float, timeout_s: float, bounds: dict[str, Any]) -> str | None:
-        """One call, then how long the worker's threads kept running after it returned (timing/bounds.py)."""
-        self._exchange({"op": "batch", "spec": spec, "calls": 1}, timeout_s, "a single call")
-        replied = time.perf_counter()
-        ended, quiet = self._quiet_after()
-        after = ended - replied if quiet else QUIET_LIMIT_S
-        bounds["running_after_call_s"] = significant_s(after)
-        return running_after_problem(after, mean)
+        """One call, then how long the worker's threads kept running after it returned (timing/bounds.py); made
+        again, up to BATCH_ATTEMPTS in all, while over the bound (the shortest counts): on a loaded machine an OpenMP
+        pool's spin after a region is stretched by the threads being descheduled, while work left to a thread is
+        there after every call."""
+        shortest, problem = float("inf"), None
+        for _ in range(BATCH_ATTEMPTS):
+            self._exchange({"op": "batch", "spec": spec, "calls": 1}, timeout_s, "a single call")
+            replied = time.perf_counter()
+            ended, quiet = self._quiet_after()
+            shortest = min(shortest, ended - replied if quiet else QUIET_LIMIT_S)
+            problem = running_after_problem(shortest, mean)
+            if problem is None:
+                break
+        bounds["running_after_call_s"] = significant_s(shortest)
+        return problem
 
     def _round_trip(self, timeout_s: float) -> float:
         began = time.perf_counter()
@@ -553,6 +570,13 @@ def log_excerpt(log: str, lines: int = 15) -> str:
     dump = text[start:start + lines - 5]
     cut = ["  ..."] if len(text) - len(notes) > start + len(dump) else []
     return "\n".join(text[max(0, start - 5):start] + dump + cut + notes)
+def plan_seed_of(spec: Any) -> int:
+    """A rotation seed for the batch whose calls get other inputs: this process's, from the run's secret seed."""
+    from ..toolchains.exchange import plan_seed  # numpy and xxhash: not at this module's import
+
+    return plan_seed("rotated batch", getattr(spec, "dims", {}))
+
+
 def significant_s(value: float) -> float | None:
     return float(f"{value:.4g}") if value != float("inf") else None
 

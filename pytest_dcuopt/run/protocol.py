@@ -71,6 +71,7 @@ class BatchRequest(TypedDict):
     op: Literal["batch"]
     spec: BindSpec
     calls: int  # back-to-back calls, timed by the pytest process (timing/bounds.py)
+    rotate: NotRequired[int | None]  # a seed: every call's inputs rotated first (`binding.roll_offsets`); None: not
 
 
 class LoadResult(TypedDict):

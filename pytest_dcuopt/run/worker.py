@@ -226,7 +226,14 @@ class WorkerState:
         binding = self.binding(request["spec"])
         assert self.runtime is not None
         clock = time.perf_counter_ns
-        for _ in range(int(request["calls"])):
+        rotate = request.get("rotate")
+        sizes: dict[str, int] = dict(getattr(binding, "input_sizes", None) or {})
+        prepare = getattr(binding, "prepare_call", None) if rotate is not None and sizes else None
+        from ..toolchains.binding import roll_offsets  # numpy: not in the supervisor, which imports this module
+
+        for call in range(int(request["calls"])):
+            if prepare is not None and rotate is not None:
+                prepare(roll_offsets(sizes, rotate, call))  # other inputs for every call, as timed calls get
             begin = clock()
             binding.launch()
             clock() - begin
