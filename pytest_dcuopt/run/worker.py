@@ -335,6 +335,10 @@ class TimedCalls:
         call = self.calls
         self.calls += 1
         if self.plan.every_call or call in self.plan.checked:
+            # The next call's inputs go in first: a call's outputs are what it left, whatever the inputs hold now. A
+            # worker whose snapshot computes the outputs when they are read (replaced through the CPython C API or
+            # by monkey-patching) computes them from other inputs, and the call is wrong.
+            self.prepare()
             self.checks.append({"call": f"timed call {call} (counted from the first warm-up call)",
                                 "inputs": ("timed", call), "snapshot": self.binding.snapshot(), "setup": TIMED})
 
