@@ -60,6 +60,7 @@ from ..timing.bounds import (
     QUIET_LIMIT_S,
     REPEAT_SUSPECT,
     REPEAT_TARGET_S,
+    SNAPSHOT_TARGET_S,
     SNAPSHOT_TRIES,
     batch_calls,
     batch_problem,
@@ -272,35 +273,35 @@ class IsolatedKernel:
 
     def _snapshot_bound(self, spec: Any, samples: Samples, per_call: float, timeout_s: float,
                         bounds: dict[str, Any]) -> str | None:
-        """A call with its snapshot against a call alone, each timed from here from its request to its reply
-        (timing/bounds.py `snapshot_problem`): both start after the same pause, so both pay what a first call after a
-        pause costs (an OpenMP pool woken). Made again, up to SNAPSHOT_TRIES in all, while over the bound (a busy
-        machine stretches one; the cheapest of each counts)."""
+        """Back-to-back calls each followed by its snapshot, timed from here like the batch of calls alone, against
+        that batch's time per call (timing/bounds.py `snapshot_problem`): many calls, so that a descheduled thread in
+        one of them does not count. Made again, up to SNAPSHOT_TRIES in all, while over the bound (the cheapest
+        counts)."""
         if per_call == float("inf"):
             return None
-        call, snap, problem = float("inf"), float("inf"), None
+        cheapest, problem = float("inf"), None
         for _ in range(SNAPSHOT_TRIES):
-            asked = time.perf_counter()
-            self._exchange({"op": "batch", "spec": spec, "calls": 1}, timeout_s, "a single call")
-            call = min(call, time.perf_counter() - asked)
-            asked = time.perf_counter()
-            self._exchange({"op": "snap", "spec": spec}, timeout_s, "a call and its snapshot")
-            snap = min(snap, time.perf_counter() - asked)
-            problem = snapshot_problem(min(samples.seconds), max(0.0, snap - call), self._working_set(spec),
+            calls = batch_calls(max(per_call, min(samples.seconds)), SNAPSHOT_TARGET_S)
+            snapped = self._timed_batch(spec, calls, timeout_s, op="snap")
+            if snapped is None:
+                return self._still_running(calls)
+            cheapest = min(cheapest, snapped)
+            problem = snapshot_problem(min(samples.seconds), max(0.0, cheapest - per_call), self._working_set(spec),
                                        "python" if self.spec.toolchain == "python" else "c")
             if problem is None:
                 break
-        bounds["snapshot_s"] = significant_s(max(0.0, snap - call))
+        bounds["snapshot_s"] = significant_s(max(0.0, cheapest - per_call))
         return problem
 
-    def _timed_batch(self, spec: Any, calls: int, timeout_s: float, rotate: int | None = None) -> float | None:
-        """Seconds per call of `calls` back-to-back calls (`rotate`: a seed, every call's inputs rotated first), from
-        this process's request until the worker's threads sleep again (less a ping's round trip); None when they did
-        not sleep within QUIET_LIMIT_S."""
+    def _timed_batch(self, spec: Any, calls: int, timeout_s: float, rotate: int | None = None,
+                     op: str = "batch") -> float | None:
+        """Seconds per call of `calls` back-to-back calls (`rotate`: a seed, every call's inputs rotated first; `op`
+        "snap": each followed by its snapshot), from this process's request until the worker's threads sleep again
+        (less a ping's round trip); None when they did not sleep within QUIET_LIMIT_S."""
         round_trip = min(self._round_trip(timeout_s) for _ in range(3))
         asked = time.perf_counter()
-        self._exchange({"op": "batch", "spec": spec, "calls": calls, "rotate": rotate}, timeout_s,
-                       "the bounding batch")
+        message = {"op": op, "spec": spec, "calls": calls, **({"rotate": rotate} if op == "batch" else {})}
+        self._exchange(message, timeout_s, "the bounding batch")
         ended, quiet = self._quiet_after()
         return max(0.0, ended - asked - round_trip) / calls if quiet else None
 

@@ -240,12 +240,14 @@ class WorkerState:
         self.runtime.synchronize()
         return {"calls": int(request["calls"])}
 
-    def snap(self, request: BatchRequest) -> Snapshot:
-        """One call on the bound buffers as they are, then its snapshot: the pytest process times the round trip and
-        compares it with a call's (timing/bounds.py `snapshot_problem`)."""
+    def snap(self, request: BatchRequest) -> dict[str, int]:
+        """Back-to-back calls on the bound buffers, each followed by its snapshot (kept by nobody): the pytest process
+        times the request and compares it with a batch of calls alone (timing/bounds.py `snapshot_problem`)."""
         binding = self.binding(request["spec"])
-        binding.launch()
-        return binding.snapshot()
+        for _ in range(int(request["calls"])):
+            binding.launch()
+            binding.snapshot()
+        return {"calls": int(request["calls"])}
 
     def time(self, request: TimeRequest) -> TimeResult:
         """Time the kernel; hand back the outputs of the calls the request's plan names (`protocol.CheckPlan`).
@@ -333,6 +335,10 @@ class TimedCalls:
         call = self.calls
         self.calls += 1
         if self.plan.every_call or call in self.plan.checked:
+            # The next call's inputs go in first: a call's outputs are what it left, whatever the inputs hold now. A
+            # worker whose snapshot computes the outputs when they are read (replaced through the CPython C API or
+            # by monkey-patching) computes them from other inputs, and the call is wrong.
+            self.prepare()
             self.checks.append({"call": f"timed call {call} (counted from the first warm-up call)",
                                 "inputs": ("timed", call), "snapshot": self.binding.snapshot(), "setup": TIMED})
 

@@ -60,3 +60,26 @@ def test_a_poisoned_start_gives_the_first_call_the_poison_and_a_junk_start_gives
     assert np.isnan(found[0]) and np.isfinite(found[1])
     assert "NaN poison" in poisoned["setup"] and "finite junk" in junk["setup"]
     assert np.array_equal(poisoned["snapshot"].outputs["y"], junk["snapshot"].outputs["y"])
+
+
+def test_a_snapshot_that_computes_when_read_sees_the_next_calls_inputs() -> None:
+    """A checked timed call is snapshotted after the next call's inputs are in: outputs computed at read time (a
+    replaced snapshot) belong to other inputs than the call's, while a call's own outputs stay what it wrote."""
+    def doubles(x: int, y: int, n: int) -> None:
+        element_view(y, "float32", n)[:] = 2 * element_view(x, "float32", n)
+
+    honest, lazy = bind("float32", COUNT, doubles), bind("float32", COUNT, doubles)
+    start = buffer_now(honest, "x")
+    original = lazy.snapshot
+
+    def computed_when_read() -> object:
+        lazy.launch()
+        return original()
+
+    lazy.snapshot = computed_when_read
+    for binding, right in ((honest, True), (lazy, False)):
+        timed = TimedCalls(binding, CheckPlan(seed=3, new_inputs_seed=4, checked=(1,)))
+        measure_host(timed, QUICK)
+        (check,) = timed.checks
+        call_inputs = rolled(start, roll_offsets({"x": COUNT}, 3, 1)["x"])
+        assert np.array_equal(check["snapshot"].outputs["y"], 2 * call_inputs) is right
