@@ -249,6 +249,11 @@ class CAbiBinding:
     def input_sizes(self) -> dict[str, int]:
         return {p.name: self._sizes[p.name] for p in self._inputs}
 
+    @property
+    def rotates_outputs(self) -> bool:
+        """Whether `prepare_call` rewrites a buffer the call writes (an in/out buffer)."""
+        return bool(self._inout)
+
     def reset(self) -> None:
         """Restore pristine buffers (poisoned outputs, original inputs) before a checked call."""
         self._restore(self._host)

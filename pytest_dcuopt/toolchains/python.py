@@ -176,6 +176,11 @@ class PythonBinding:
     def input_sizes(self) -> dict[str, int]:
         return {name: int(numel(shape)) for name, (_, shape) in self.layout.items()}
 
+    @property
+    def rotates_outputs(self) -> bool:
+        """Whether `prepare_call` rewrites a tensor the call writes (an in/out tensor)."""
+        return any(name in self.output_names for name in self.layout)
+
     def reset(self) -> None:
         import torch
 

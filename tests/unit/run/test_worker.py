@@ -83,3 +83,21 @@ def test_a_snapshot_that_computes_when_read_sees_the_next_calls_inputs() -> None
         (check,) = timed.checks
         call_inputs = rolled(start, roll_offsets({"x": COUNT}, 3, 1)["x"])
         assert np.array_equal(check["snapshot"].outputs["y"], 2 * call_inputs) is right
+
+
+def test_a_checked_call_of_an_in_out_buffer_keeps_what_the_call_left() -> None:
+    """y += x on an in/out y: the next call's inputs would rewrite y itself, so the snapshot is taken first."""
+    from pytest_dcuopt.case.buffers import Domain
+
+    def accumulates(x: int, y: int, n: int) -> None:
+        element_view(y, "float32", n)[:] += element_view(x, "float32", n)
+
+    binding = bind("float32", COUNT, accumulates, domains={"y": Domain("normal", 0.0, 1.0)})
+    assert binding.rotates_outputs
+    x0, y0 = buffer_now(binding, "x"), buffer_now(binding, "y")
+    timed = TimedCalls(binding, CheckPlan(seed=3, new_inputs_seed=4, checked=(1,)))
+    measure_host(timed, QUICK)
+    (check,) = timed.checks
+    offsets = roll_offsets({"x": COUNT, "y": COUNT}, 3, 1)
+    expected = rolled(y0, offsets["y"]) + rolled(x0, offsets["x"])
+    assert np.allclose(check["snapshot"].outputs["y"], expected)
