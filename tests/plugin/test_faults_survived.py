@@ -238,7 +238,8 @@ def test_a_kernel_that_skips_work_when_its_output_is_filled_is_caught_and_never_
     result = run_plugin(CASES / "lazy_output", args=("--dcuopt-examples=5",))
     result.assert_outcomes(passed=3, failed=1)
     result.stdout.fnmatch_lines(["FAILED *test_benchmark_cpu[[]skips_when_filled[]]*"])
-    result.stdout.fnmatch_lines(["*skips_when_filled: wrong outputs on the call * timed call*"])
+    # Which checked call catches it depends on the run's secret seed (a timed call, or the call after the last one)
+    result.stdout.fnmatch_lines(["*skips_when_filled: wrong outputs on *timed call*"])
     toolchain = state_of(pytester)["cases"]["lazy_output"]["toolchains"]["cpu"]
     lazy = toolchain["branches"]["skips_when_filled"]
     assert lazy["correct"] is False
