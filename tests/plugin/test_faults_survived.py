@@ -109,7 +109,10 @@ def start_hanging_run(pytester: pytest.Pytester, cache: Path) -> subprocess.Pope
                f"--dcuopt-cache-dir={cache}", f"--dcuopt-run-dir={pytester.path / 'run'}", "--dcuopt-timeout=300",
                "-p", "no:cacheprovider", "-q"]
     with open(pytester.path / "out.txt", "wb") as output:
-        return subprocess.Popen(command, cwd=pytester.path, env=env, stdout=output, stderr=subprocess.STDOUT)
+        # A job a non-interactive shell starts in the background (CI runners do) inherits SIGINT ignored; the run
+        # under test must see SIGINT as a terminal's Ctrl-C delivers it.
+        return subprocess.Popen(command, cwd=pytester.path, env=env, stdout=output, stderr=subprocess.STDOUT,
+                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 
 
 def wait_until_spinning(run: subprocess.Popen[bytes], pidfile: Path) -> list[int]:
@@ -137,7 +140,7 @@ def test_a_signal_writes_the_partial_state_and_ends_every_worker(pytester: pytes
         workers = wait_until_spinning(run, pidfile)
         assert workers, "no worker process found below pytest"
         run.send_signal(number)
-        status = run.wait(timeout=60)
+        status = run.wait(timeout=180)  # the full suite on a busy 2-core box is slow to tear a run down
         output = (pytester.path / "out.txt").read_text(errors="replace")
         assert status == expected_status, output
         state = state_of(pytester)
@@ -148,6 +151,7 @@ def test_a_signal_writes_the_partial_state_and_ends_every_worker(pytester: pytes
         assert still_running(workers + daemon_pids(pidfile)) == []
     finally:
         run.kill()
+        run.wait(timeout=30)
         end_leftovers(workers, f"{PIDFILE_ENV}={pidfile}")
 
 
