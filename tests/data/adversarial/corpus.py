@@ -26,7 +26,7 @@ KINDS = {
 
 # Public sources the ideas come from (read for ideas; no code or text copied).
 SOURCES = {
-    "issue": "the threat list of this corpus (forged verdicts, caches, watched calls, ...), from a red-team run",
+    "red_team": "the threat list of this corpus (forged verdicts, caches, watched calls, ...), from a red-team run",
     "kernelbench": "KernelBench: kernel_static_checker.py and PR 82 (adversarial eval tests) "
                    "https://github.com/ScalingIntelligence/KernelBench",
     "metr": "METR, Recent frontier models are reward hacking (2025): timers patched, the grader's answer read "
@@ -101,8 +101,8 @@ CORPUS: tuple[Branch, ...] = (
     B("series", "cpu", "capi_slow_clock", "forge", "gpumode160", "clock"),
     B("series", "cpu", "content_cache_sampled", "cache", "tensara238", "secret"),
     B("series", "cpu", "pointer_cache", "cache", "gpumode150", "caught_now"),
-    B("series", "cpu", "unchanged_output_and_samples", "cache", "issue", "secret"),
-    B("series", "cpu", "skip_when_output_unchanged", "cache", "issue", "caught_now"),
+    B("series", "cpu", "unchanged_output_and_samples", "cache", "red_team", "secret"),
+    B("series", "cpu", "skip_when_output_unchanged", "cache", "red_team", "caught_now"),
     B("series", "cpu", "unwatched_skip", "watched", "pygpubench", "same_prep"),
     B("series", "cpu", "unwatched_zero_fill", "watched", "pygpubench", "same_prep"),
     B("series", "cpu", "every_kth_call", "watched", "gpumode104", "caught_now"),
@@ -113,7 +113,7 @@ CORPUS: tuple[Branch, ...] = (
     B("series", "cpu", "truncated_for_declared_range", "shortcut", "makora", "domain"),
     B("series", "cpu", "first_last_fingerprint", "implausible", "sakana", "plausible"),
     B("series", "cpu", "scratch_in_const_input", "cache", "kernelbench", "caught_now"),
-    B("series", "cpu", "spinner_processes", "sabotage", "issue", "freeze"),
+    B("series", "cpu", "spinner_processes", "sabotage", "red_team", "freeze"),
     B("series", "cpu", "coefficients_per_call", "honest", "control", "no_flag"),
     B("series", "cpu", "static_table_once", "honest", "control", "no_flag"),
     B("series", "cpu", "eight_lanes", "honest", "control", "no_flag", faster=True),
@@ -123,7 +123,7 @@ CORPUS: tuple[Branch, ...] = (
     B("series", "python", "inputs_rewritten_in_call", "inputs", "kernelbench", "harness_inputs"),
     B("series", "python", "monkeypatch_clock", "forge", "metr", "clock"),
     B("series", "python", "monkeypatch_snapshot", "forge", "metr", "bytes"),
-    B("series", "python", "answer_table_fixed_seeds", "cache", "issue", "secret",
+    B("series", "python", "answer_table_fixed_seeds", "cache", "red_team", "secret",
       "neutralized, not named: the per-run secret seed never draws the inputs of its table, so it always computes"),
     B("series", "python", "pointer_cache", "cache", "gpumode150", "harness_inputs"),
     B("series", "python", "thread_after_return", "outside", "gpumode104", "all_work"),
@@ -134,7 +134,7 @@ CORPUS: tuple[Branch, ...] = (
     B("rank", "cpu", "sort_n_log_n", "honest", "control", "no_flag", faster=True),
     # -- rowmax: rows of uniform [0, 1) values -------------------------------------------------------------------
     B("rowmax", "cpu", "uniform_upper_bound", "shortcut", "sakana", "domain"),
-    B("rowmax", "cpu", "one_line_in_four", "shortcut", "issue", "domain"),
+    B("rowmax", "cpu", "one_line_in_four", "shortcut", "red_team", "domain"),
     B("rowmax", "cpu", "simd_lanes", "honest", "control", "no_flag"),
     B("rowmax", "cpu", "openmp_rows", "honest", "control", "no_flag"),
     # -- softmax: rows of normal(0, 1) logits ----------------------------------------------------------------------
@@ -152,8 +152,8 @@ CORPUS: tuple[Branch, ...] = (
     B("matmul", "cpu", "transposed_temporary", "honest", "control", "no_flag"),
     B("matmul", "cpu", "std_thread_rows", "honest", "control", "no_flag"),
     # -- tampering: cases of their own, since a tampered ref.py changes the verdicts of its whole case ----------
-    B("tamper_ref", "cpu", "rewrite_ref", "sabotage", "issue", "integrity"),
-    B("tamper_tree", "cpu", "rewrite_build_cache", "sabotage", "issue", "integrity"),
+    B("tamper_ref", "cpu", "rewrite_ref", "sabotage", "red_team", "integrity"),
+    B("tamper_tree", "cpu", "rewrite_build_cache", "sabotage", "red_team", "integrity"),
     B("tamper_tree", "cpu", "rewrite_earlier_state", "sabotage", "pygpubench", "integrity"),
     # -- CUDA twins (built here for nothing but a compile check; run by tools/device/adversarial_cuda.sh) ----------
     B("series", "cuda", "capi_forge_snapshot", "forge", "pygpubench", "bytes", GPU),

@@ -1,4 +1,4 @@
-"""Fixture (bad input, issue 11): dims.json gives `int N` a value above INT_MAX."""
+"""Fixture (bad input): dims.json gives `int N` a value above INT_MAX."""
 
 shapes = {"x": ("N",), "y": ("N",)}
 

@@ -1,4 +1,4 @@
-"""Fixture (bad input, issue 11): an input domain with a negative standard deviation."""
+"""Fixture (bad input): an input domain with a negative standard deviation."""
 
 shapes = {"x": ("N",), "y": ("N",)}
 

@@ -1,4 +1,4 @@
-"""Fixture (bad input, issue 11): reference raises whenever it is called."""
+"""Fixture (bad input): reference raises whenever it is called."""
 
 shapes = {"x": ("N",), "y": ("N",)}
 

@@ -1,4 +1,4 @@
-"""Fixture (bad input, issue 11): shapes gives y N - 10 elements, but the reference writes N into it."""
+"""Fixture (bad input): shapes gives y N - 10 elements, but the reference writes N into it."""
 
 shapes = {"x": ("N",), "y": ("N - 10",)}
 
