@@ -4,6 +4,7 @@ module written here whose import takes a known time."""
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -13,7 +14,7 @@ import pytest
 
 from pytest_dcuopt.case.cabi import Param, parse_solve_signature
 from pytest_dcuopt.run.isolation import IsolatedKernel, WorkerSpec
-from pytest_dcuopt.run.launch import calling_thread, end_worker_processes, launch_worker, worker_environ
+from pytest_dcuopt.run.launch import Launched, calling_thread, end_worker_processes, launch_worker, worker_environ
 from pytest_dcuopt.run.spare_workers import SpareWorkers, StartKey, default_count, ping, quiet_needed
 from pytest_dcuopt.run.worker import import_ahead
 from pytest_dcuopt.toolchains import make_toolchain
@@ -49,6 +50,16 @@ def spec_for(kernel: tuple[Artifact, tuple[Param, ...]], log: Path, preload: tup
 def key_now(preload: tuple[str, ...]) -> StartKey:
     """The key IsolatedKernel computes for a start from here with these modules."""
     return StartKey.of(worker_environ(os.environ, os.getcwd()), calling_thread(), preload)
+
+
+def end_launched(launched: Launched) -> None:
+    """End a worker this test started itself (not through IsolatedKernel) and remove its scratch folder."""
+    end_worker_processes(launched.proc.pid, launched.token)
+    launched.proc.wait(timeout=10)
+    assert launched.proc.stdin is not None
+    launched.proc.stdin.close()
+    launched.responses.close()
+    shutil.rmtree(launched.scratch, ignore_errors=True)
 
 
 def copies_correctly(worker: IsolatedKernel, params: tuple[Param, ...]) -> bool:
@@ -178,11 +189,7 @@ def test_several_spares_are_taken_oldest_first_and_a_new_key_ends_the_others(tmp
     assert all(spare.launched.proc.poll() is not None for spare in kept)
     assert len(spares._spares) == 2 and spares.discarded == 2
     spares.close()
-    end_worker_processes(taken.proc.pid, taken.token)  # the taken one is the caller's to end
-    taken.proc.wait()
-    assert taken.proc.stdin is not None
-    taken.proc.stdin.close()
-    taken.responses.close()
+    end_launched(taken)  # the taken one is the caller's to end
 
 
 def test_the_default_is_two_spares_on_four_cores_or_more() -> None:
@@ -199,10 +206,7 @@ def test_a_worker_answers_a_ping_after_its_imports(tmp_path: Path, slow_module: 
         assert ping(launched, timeout_s=30)  # answered again, at once: the imports are done
         assert time.perf_counter() - began < SLOW_IMPORT_S / 2
     finally:
-        assert launched.proc.stdin is not None
-        launched.proc.stdin.close()
-        launched.proc.wait(timeout=10)
-        launched.responses.close()
+        end_launched(launched)
 
 
 def test_the_worker_command_line_carries_the_modules(tmp_path: Path) -> None:
@@ -215,7 +219,4 @@ def test_the_worker_command_line_carries_the_modules(tmp_path: Path) -> None:
         assert command[:3] == [sys.executable.encode(), b"-m", b"pytest_dcuopt.run.worker"]
         assert command[6] == b"json,decimal"
     finally:
-        assert launched.proc.stdin is not None
-        launched.proc.stdin.close()
-        launched.proc.wait(timeout=10)
-        launched.responses.close()
+        end_launched(launched)
