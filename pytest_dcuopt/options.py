@@ -180,7 +180,7 @@ def parse_size_names(text: str) -> tuple[str, ...]:
     return names
 
 
-def parse_backends(text: str) -> tuple[str, ...]:
+def parse_toolchains(text: str) -> tuple[str, ...]:
     """`auto` or registered toolchain names (a typo is caught here, before any case is collected)."""
     from .toolchains import registered_names
 
@@ -238,7 +238,7 @@ GATE_NUMBERS = (
 def add_options(parser: pytest.Parser) -> None:
     group = parser.getgroup("dcuopt", "kernel correctness and benchmarks (pytest_dcuopt)")
     group.addoption(TOOLCHAIN_OPTION, DEPRECATED_BACKEND_OPTION, dest="dcuopt_toolchain", metavar="NAMES",
-                    type=parse_backends, default=("auto",),
+                    type=parse_toolchains, default=("auto",),
                     help="Toolchains to test with: `auto` (every registered toolchain; those that cannot run here "
                          "skip with the reason) or names such as cpu,python. --dcuopt-backend is the deprecated old "
                          "name of this option. Default: auto")
@@ -345,7 +345,7 @@ def add_options(parser: pytest.Parser) -> None:
 
 @dataclass(frozen=True)
 class Options:
-    backends: tuple[str, ...]
+    toolchains: tuple[str, ...]
     arch: str | None
     extra_flags: tuple[str, ...]
     run_dir: Path
@@ -392,7 +392,7 @@ class Options:
                               cold=not get(HOT_OPTION), l2_flush=get(L2_FLUSH_OPTION),
                               event_offset=get(EVENT_OFFSET_OPTION), side_figures=get(SIDE_FIGURES_OPTION))
         return cls(
-            backends=get("dcuopt_toolchain"), arch=get(ARCH_OPTION), extra_flags=tuple(get(FLAGS_OPTION).split()),
+            toolchains=get("dcuopt_toolchain"), arch=get(ARCH_OPTION), extra_flags=tuple(get(FLAGS_OPTION).split()),
             run_dir=run_dir.resolve(),
             cache_dir=Path(get(CACHE_DIR_OPTION) or root / HOME_NAME / "build-cache").resolve(),
             log_dir=(root / HOME_NAME / "logs").resolve(), timeout_s=get(TIMEOUT_OPTION), examples=get(EXAMPLES_OPTION),
@@ -409,7 +409,7 @@ class Options:
         )
 
     def to_json(self) -> dict[str, Any]:
-        return {"backends": list(self.backends), "arch": self.arch, "extra_flags": list(self.extra_flags),
+        return {"toolchains": list(self.toolchains), "arch": self.arch, "extra_flags": list(self.extra_flags),
                 "timeout_s": self.timeout_s, "examples": self.examples, "hypothesis_profile": self.hypothesis_profile,
                 "timing": self.policy.to_json(), "interleave_rounds": self.interleave_rounds,
                 "cache_dir": str(self.cache_dir), "compare": self.compare,

@@ -30,11 +30,11 @@ def pytest(args: list[str], cwd: Path) -> tuple[float, int]:
     return time.perf_counter() - start, proc.returncode
 
 
-def suite_wall_times(work: Path, backend: str) -> dict[str, float]:
+def suite_wall_times(work: Path, device_timer: str) -> dict[str, float]:
     cache = work / "cache"
-    cold, rc_cold = pytest(["kernels", f"--dcuopt-toolchain={backend}", f"--dcuopt-cache-dir={cache}",
+    cold, rc_cold = pytest(["kernels", f"--dcuopt-toolchain={device_timer}", f"--dcuopt-cache-dir={cache}",
                             f"--dcuopt-run-dir={work / 'cold'}"], ROOT)
-    warm, rc_warm = pytest(["kernels", f"--dcuopt-toolchain={backend}", f"--dcuopt-cache-dir={cache}",
+    warm, rc_warm = pytest(["kernels", f"--dcuopt-toolchain={device_timer}", f"--dcuopt-cache-dir={cache}",
                             f"--dcuopt-run-dir={work / 'warm'}"], ROOT)
     builds = [b["build"]["seconds"] for c in json.loads((work / "cold" / "state.json").read_text())["cases"].values()
               for t in c["toolchains"].values() for b in t["branches"].values() if b.get("build")]
@@ -96,11 +96,11 @@ def worker_start_seconds(case: Path, work: Path, repeats: int = 5) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--out", type=Path)
-    parser.add_argument("--backend", default="cpu")
+    parser.add_argument("--device_timer", default="cpu")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="dcuopt-perf-"))
     try:
-        figures = {"suite": suite_wall_times(work, args.backend), "overhead": overhead_per_case(work)}
+        figures = {"suite": suite_wall_times(work, args.device_timer), "overhead": overhead_per_case(work)}
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print(json.dumps(figures, indent=2))

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..files import write_atomic
-from ..profile.backends import PerfBackend
+from ..profile.profilers import PerfProfiler
 from ..report.machine import now
 from ..tool import run_tool
 from ..toolchains import make_toolchain, registered_names
@@ -114,7 +114,7 @@ def probe_counters(tools: dict[str, dict[str, Any]]) -> None:
         hipprof["pmc_available"] = False
     perf = tools["perf"]
     if perf["available"]:
-        lacking = PerfBackend().hardware_verdict()
+        lacking = PerfProfiler().hardware_verdict()
         if lacking is not None:
             perf.update(available=False, unusable=f"installed at {perf['path']}, but {lacking}")
 

@@ -12,7 +12,7 @@
 Profiling: the generated ref.py marks the iteration's baseline with `profile`, and open-iter runs
 `pytest iterv<i> -k "test_profile and baseline"` in a subprocess. The verdict is the marker's own: `profiled`,
 `degraded: ...` (e.g. perf without hardware counters: the roofline then rests on the kernel time and ref.py's
-workload model only, and says so), `inconclusive: ...`, or `unavailable: ...` (no profiler, no backend for the
+workload model only, and says so), `inconclusive: ...`, or `unavailable: ...` (no profiler for the
 toolchain). The budget is the roofline's when it placed the kernel (a bound other than `unknown`), else there is
 none and budget.json says why: never a made-up one. Running open-iter again on an open iteration only adds what
 is missing and keeps the profile of the (frozen) baseline; `--reprofile` measures it again.
@@ -204,7 +204,7 @@ def triage_due(state: dict[str, Any], index: int) -> bool:
 
 def write_triage(layout: RunLayout, state: dict[str, Any], index: int) -> dict[str, Any]:
     """iterv<i>/sqtt_triage.json: why, the seed's hipprof --sqtt command for the current best (the profile run's own
-    target; open-iter's profile mark asks the hipprof backend for the same pass), and the counts of what any SQTT
+    target; open-iter's profile mark asks the hipprof profiler for the same pass), and the counts of what any SQTT
     pass wrote under the profile run (an unverified format)."""
     folder = layout.iteration(index)
     entry = json.loads((folder / PROFILE_NAME).read_text()).get("profile") if (folder / PROFILE_NAME).is_file() \
@@ -222,7 +222,7 @@ def write_triage(layout: RunLayout, state: dict[str, Any], index: int) -> dict[s
                   f"({state.get('noise_threshold_pct')}%): look at stalls before more source changes",
         "command": sqtt.command(hipprof or "hipprof", folder / "sqtt", target, kernels[0] if kernels else None),
         "ran_here": bool(passes),
-        "where": ("open-iter's profile run asked the hipprof backend for this pass (its files are under "
+        "where": ("open-iter's profile run asked the hipprof profiler for this pass (its files are under "
                   f"{folder / PROFILE_RUN})") if hipprof else
                  ("hipprof is not installed here: `dcuopt pack` of this iteration runs the best's profile with this "
                   "pass on the DCU host; after `dcuopt ingest`, `dcuopt open-iter` again summarizes what came back "
@@ -261,8 +261,8 @@ def profile_verdict(entry: dict[str, Any] | None, harness: HarnessRun, toolchain
         return f"unavailable: {skipped[0]}"
     log = harness.run_dir / "pytest.log"
     if harness.result.returncode == 5:
-        return (f"unavailable: no test_profile item for the baseline on toolchain {toolchain!r} (no profiler backend "
-                f"for it in profile.backends, or the `profile` observer is not registered); log: {log}")
+        return (f"unavailable: no test_profile item for the baseline on toolchain {toolchain!r} (no profiler "
+                f"for it in profile.profilers, or the `profile` observer is not registered); log: {log}")
     return (f"failed: the profile run of the baseline exited {harness.result.returncode} and wrote no profile; "
             f"log: {log}")
 

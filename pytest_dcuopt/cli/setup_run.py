@@ -51,7 +51,8 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("case_dir", type=Path)
     parser.add_argument("--iterations", type=int, default=DEFAULT_ITERATIONS, help="iterations (default 3)")
     parser.add_argument("--branches", type=int, default=DEFAULT_BRANCHES, help="branches per iteration (default 4)")
-    parser.add_argument("--backend", default=None, help="toolchain (default: the one that runs the baseline)")
+    parser.add_argument("--toolchain", "--backend", dest="toolchain", default=None,
+                        help="toolchain (default: the one that runs the baseline; --backend is its old name)")
     parser.add_argument("--noise-threshold-pct", type=float, default=DEFAULT_NOISE_PCT,
                         help="a 'material' gain for the 3-flat-iterations SQTT rule (default 2.0)")
     # The seed's flat element count for every pointer buffer: removed (buffer shapes come from ref.py). Still parsed,
@@ -86,10 +87,10 @@ def run(args: argparse.Namespace) -> int:
     pytest_args = shlex.split(args.pytest_args)
     with tempfile.TemporaryDirectory(prefix="dcuopt-preflight-") as scratch:
         if args.preflight_from is not None:
-            toolchain, baseline, preflight = ingested_preflight(case_dir, args.backend, args.preflight_from.resolve())
+            toolchain, baseline, preflight = ingested_preflight(case_dir, args.toolchain, args.preflight_from.resolve())
             shutil.copytree(args.preflight_from, Path(scratch) / "preflight")
         else:
-            toolchain, baseline, preflight = run_preflight(case_dir, args.backend, pytest_args, Path(scratch))
+            toolchain, baseline, preflight = run_preflight(case_dir, args.toolchain, pytest_args, Path(scratch))
         created = not run_dir.exists()
         try:
             seed_run(args, case, case_dir, run_dir, Path(scratch) / "preflight", toolchain, baseline, preflight)
@@ -154,12 +155,12 @@ def choose_run_dir(case_dir: Path, wanted: Path | None) -> Path:
     return run_dir
 
 
-def run_preflight(case_dir: Path, backend: str | None, pytest_args: list[str],
+def run_preflight(case_dir: Path, wanted: str | None, pytest_args: list[str],
                   scratch: Path) -> tuple[str, str, dict[str, Any]]:
     """(toolchain, baseline file name, what preflight saw), or a LoopError stating the contract failure."""
     extra = ["-k", PREFLIGHT_SELECTION, f"--ignore-glob={case_dir}/run_*", *pytest_args]
-    if backend:
-        extra.append(f"--dcuopt-toolchain={backend}")
+    if wanted:
+        extra.append(f"--dcuopt-toolchain={wanted}")
     harness = run_pytest([str(case_dir)], scratch / "preflight", extra, cwd=case_dir)
     cases = (find_case(harness.state or {}, case_dir.name) or {}).get("toolchains", {})
     passed = {name: entry["branches"]["baseline"] for name, entry in cases.items()
@@ -172,7 +173,7 @@ def run_preflight(case_dir: Path, backend: str | None, pytest_args: list[str],
                         f"\npytest said:\n{harness.output_tail()}")
     if len(passed) > 1:
         raise LoopError(f"the baseline ran on several toolchains ({', '.join(sorted(passed))}); the loop optimizes "
-                        "for one: pass --backend NAME.")
+                        "for one: pass --toolchain NAME.")
     return preflight_record(passed, harness.result.command_line, now())
 
 
@@ -188,7 +189,7 @@ def preflight_record(passed: dict[str, Any], command: str, ran_at: str | None) -
                              "ran_at": ran_at}
 
 
-def ingested_preflight(case_dir: Path, backend: str | None, folder: Path) -> tuple[str, str, dict[str, Any]]:
+def ingested_preflight(case_dir: Path, wanted: str | None, folder: Path) -> tuple[str, str, dict[str, Any]]:
     """The preflight judged from a case's results measured elsewhere and ingested into `folder`: the pack must be of
     this case, its sources unchanged here, and the baseline correct there."""
     record_path = folder / INGESTED_NAME
@@ -208,7 +209,7 @@ def ingested_preflight(case_dir: Path, backend: str | None, folder: Path) -> tup
     state = json.loads((folder / "state.json").read_text()) if (folder / "state.json").is_file() else {}
     cases = (find_case(state, case_dir.name) or {}).get("toolchains", {})
     passed = {name: entry["branches"]["baseline"] for name, entry in cases.items()
-              if (backend is None or name == backend) and entry["branches"].get("baseline", {}).get("correct") is True}
+              if (wanted is None or name == wanted) and entry["branches"].get("baseline", {}).get("correct") is True}
     if not passed:
         problems = [f"  {name}: {branch_problem(entry['branches']['baseline'])}" for name, entry in cases.items()
                     if "baseline" in entry["branches"]]
@@ -216,7 +217,7 @@ def ingested_preflight(case_dir: Path, backend: str | None, folder: Path) -> tup
                         "baseline built and correct:\n" + ("\n".join(problems) or "  no baseline result"))
     if len(passed) > 1:
         raise LoopError(f"the baseline ran on several toolchains ({', '.join(sorted(passed))}); the loop optimizes "
-                        "for one: pass --backend NAME.")
+                        "for one: pass --toolchain NAME.")
     toolchain, name, preflight = preflight_record(passed, str(manifest["command"]), state.get("finished_at"))
     preflight.update(ingested_from=record.get("from"), remote=record.get("remote"))
     return toolchain, name, preflight

@@ -1,8 +1,8 @@
 """The `test_profile_<toolchain>[<branch>]` items: run the branch under the platform's profiler, keep only the
 kernel under test, normalize, classify on the roofline, record.
 
-`ProfileObserver` is registered through the `pytest_dcuopt_observers` hook. The profiler (a backend of
-`profile.backends`, chosen by toolchain and ISA family) wraps `python -m pytest_dcuopt.run.profile_target`,
+`ProfileObserver` is registered through the `pytest_dcuopt_observers` hook. The profiler (a profiler of
+`profile.profilers`, chosen by toolchain and ISA family) wraps `python -m pytest_dcuopt.run.profile_target`,
 which makes one warm-up call and one profiled `solve` call at the case's dims. Outcomes: the kernel was
 profiled -> pass; the mark is invalid or the build failed -> fail; the profiler is missing -> skip naming it;
 it failed, found no row of the kernel, or could only run degraded (e.g. perf without hardware counters) ->
@@ -25,9 +25,9 @@ import pytest
 from ..bench.run import held_locks
 from ..case.reference import call_with_declared_dims
 from ..markers import PROFILE_MARKER
-from ..profile.backends import Collected, ProfileBackend, ProfileJob, backend_for, profiled_toolchains
 from ..profile.kernels import KernelFilter, select_rows
 from ..profile.metrics import derive, metric_set, rank_metrics
+from ..profile.profilers import Collected, ProfileJob, Profiler, profiled_toolchains, profiler_for
 from ..profile.registers import register_pressure
 from ..profile.roofline import ceilings_for, classify
 from ..profile.spec import ProfileMarkError, ProfileSpec, merge_specs
@@ -81,62 +81,62 @@ class ProfileObserver:
         artifact = built_artifact(context, variant, runs_kernel=True)
         assert variant.reference is not None
         dump = collect_dump(toolchain, artifact)
-        backend = backend_for(toolchain.name, dump.family)
-        if backend is None:
-            pytest.skip(f"no profiler backend for toolchain {toolchain.name!r} with ISA family {dump.family!r}")
-        missing = backend.missing()
+        profiler = profiler_for(toolchain.name, dump.family)
+        if profiler is None:
+            pytest.skip(f"no profiler for toolchain {toolchain.name!r} with ISA family {dump.family!r}")
+        missing = profiler.missing()
         if missing:
-            pytest.skip(f"profile: {backend.tool} unavailable: {missing}")
+            pytest.skip(f"profile: {profiler.tool} unavailable: {missing}")
         kernels = kernel_filter(toolchain.name, dump.functions, dump.demangled)
         dims = {**variant.case.dims, **spec.dims}
         workdir = work_dir(context, variant)
-        request = self.write_request(variant, backend, spec, dims, workdir)
+        request = self.write_request(variant, profiler, spec, dims, workdir)
         job = ProfileJob((sys.executable, "-m", "pytest_dcuopt.run.profile_target", str(request)), workdir,
                          spec.metrics, spec.sections, spec.sqtt, spec.timeout_s)
         with held_locks(variant):  # a profile is a measurement: nothing else times on the device meanwhile
-            collected = backend.collect(job)
+            collected = profiler.collect(job)
         target = read_target_result(request)
-        entry = self.analyse(variant, spec, dims, backend, kernels, collected, target)
+        entry = self.analyse(variant, spec, dims, profiler, kernels, collected, target)
         arch = dump.arch or (platform.machine() if dump.family == "x86" else None)  # host code: the host's arch
         entry.update({"nodeid": nodeid, "workdir": str(workdir), "kernel_names": dict(kernels.names),
                       "isa_dump": {"family": dump.family, "arch": arch, "errors": list(dump.errors)},
                       "registers": register_pressure(dump.resources, arch)})
         return entry
 
-    def write_request(self, variant: Variant, backend: ProfileBackend, spec: ProfileSpec, dims: Mapping[str, Any],
+    def write_request(self, variant: Variant, profiler: Profiler, spec: ProfileSpec, dims: Mapping[str, Any],
                       workdir: Path) -> Path:
         assert variant.reference is not None
         toolchain = variant.toolchain
         bind = BindSpec(dict(dims), 0, variant.shapes(dims), variant.reference.inputs)
         measured = (toolchain.name, str(variant.artifact.arch if variant.artifact else None)) in self.ceilings
         request = {"toolchain": toolchain.name, "arch": toolchain.arch, "flags": toolchain.extra_flags,
-                   "artifact": variant.artifact, "params": variant.params, "spec": bind, "range": backend.range_kind,
+                   "artifact": variant.artifact, "params": variant.params, "spec": bind, "range": profiler.range_kind,
                    "measure_copy_bytes": 0 if measured else COPY_BYTES.get(toolchain.name, DEFAULT_COPY_BYTES),
-                   **backend.range_request(workdir)}
+                   **profiler.range_request(workdir)}
         path = workdir / "request.pickle"
         path.write_bytes(pickle.dumps(request, protocol=pickle.HIGHEST_PROTOCOL))
         return path
 
-    def analyse(self, variant: Variant, spec: ProfileSpec, dims: Mapping[str, Any], backend: ProfileBackend,
+    def analyse(self, variant: Variant, spec: ProfileSpec, dims: Mapping[str, Any], profiler: Profiler,
                 kernels: KernelFilter, collected: Collected, target: dict[str, Any]) -> dict[str, Any]:
         entry: dict[str, Any] = {
             "case": variant.case.name, "toolchain": variant.toolchain.name, "branch": variant.branch.name,
-            "source": variant.record.source, "mark": spec.to_json(), "dims": dict(dims), "backend": backend.name,
-            "tool": backend.tool, "range": backend.range_kind, "runs": [r.to_json() for r in collected.runs],
+            "source": variant.record.source, "mark": spec.to_json(), "dims": dict(dims), "profiler": profiler.name,
+            "tool": profiler.tool, "range": profiler.range_kind, "runs": [r.to_json() for r in collected.runs],
             "raw_files": list(collected.files), "notes": list(collected.notes), "target": target,
         }
         if collected.failure is not None:
-            return {**entry, "outcome": "inconclusive", "reason": f"{backend.tool} failed: {collected.failure}"}
+            return {**entry, "outcome": "inconclusive", "reason": f"{profiler.tool} failed: {collected.failure}"}
         if not target:
             return {**entry, "outcome": "inconclusive",
                     "reason": "the profile target wrote no result (it did not run to the end under the profiler); "
                               f"tool stderr:\n{collected.runs[-1].stderr[-2000:] if collected.runs else ''}"}
-        selection = select_rows(collected.rows, kernels, last_call_only=backend.range_kind == "none")
+        selection = select_rows(collected.rows, kernels, last_call_only=profiler.range_kind == "none")
         entry["kernels"] = selection.to_json()
         entry["rows"] = [row.to_json() for row in selection.counted]
         if selection.problem is not None:
             return {**entry, "outcome": "inconclusive", "reason": selection.problem}
-        metrics = derive(metric_set(backend.normalize(selection.counted, collected, target)))
+        metrics = derive(metric_set(profiler.normalize(selection.counted, collected, target)))
         roofline = self.roofline(variant, spec, dims, metrics, target)
         entry["metrics"] = {name: metric.to_json() for name, metric in sorted(metrics.items())}
         entry["roofline"] = roofline

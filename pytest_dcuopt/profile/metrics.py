@@ -1,6 +1,6 @@
 """The normalized metric set: one name, one unit and one meaning per metric, whatever the profiler.
 
-Every backend turns its raw counters into `Metric`s named here (`CANONICAL`), each saying which raw
+Every profiler turns its raw counters into `Metric`s named here (`CANONICAL`), each saying which raw
 counters or formula it came from, so a record can be traced back to the tool's own columns. A metric a
 tool does not give is absent, never 0. `rank_metrics` orders them by relevance to the bottleneck (the
 axis the roofline names first, then how far each utilization is from its ideal), not by raw magnitude.

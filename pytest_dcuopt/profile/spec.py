@@ -2,7 +2,7 @@
 
 Keyword arguments (all optional):
 
-    metrics     name | [names]   extra tool metrics/events/counters, added to the backend's default set
+    metrics     name | [names]   extra tool metrics/events/counters, added to the profiler's default set
                                  (ncu metric names, perf events, rocprof counters; hipprof uses its groups)
     sections    name | [names]   ncu sections to collect as well (e.g. "SpeedOfLight", "MemoryWorkloadAnalysis")
     sqtt        bool             hipprof SQTT thread trace as well (DCU only; files kept, not summarized)

@@ -76,9 +76,9 @@ def _profiler_api_range(request: dict[str, Any], runtime: Any) -> Iterator[None]
 
 def flush_caches(runtime: Any) -> str:
     """The device runtime's own L2 flush (the timer's), outside the range; what was done, for the record."""
-    backend = getattr(runtime, "backend", None)
-    if callable(backend):
-        device = backend()
+    device_timer = getattr(runtime, "device_timer", None)
+    if callable(device_timer):
+        device = device_timer()
         device.flush()
         runtime.synchronize()
         return f"L2 flush: {device.flush_info()['how']}"

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .backend import DeviceBackend, Event
+from .device_timer import DeviceTimer, Event
 from .policy import significant
 
 MIN_DELAY_S = 20e-6
@@ -67,64 +67,64 @@ def late_mask(host_spans: Sequence[float], delay_on_gpu_s: float) -> list[bool]:
     return [span > limit for span in host_spans]
 
 
-def host_launch_seconds(launch: Callable[[], Any], backend: DeviceBackend, clock: Callable[[], float],
+def host_launch_seconds(launch: Callable[[], Any], device_timer: DeviceTimer, clock: Callable[[], float],
                         calls: int = OVERHEAD_CALLS) -> list[float]:
     """Host time of one `launch()` (ctypes + driver enqueue + error check), with the GPU held busy."""
-    backend.synchronize()
-    backend.sleep(int(2e-3 * 1e9))  # ~1 ms+ at any clock: the queue never blocks the host here
+    device_timer.synchronize()
+    device_timer.sleep(int(2e-3 * 1e9))  # ~1 ms+ at any clock: the queue never blocks the host here
     seconds = []
     for _ in range(calls):
         begin = clock()
         launch()
         seconds.append(clock() - begin)
-    backend.synchronize()
+    device_timer.synchronize()
     return seconds
 
 
-def calibrate_hiding(backend: DeviceBackend, host: Sequence[float]) -> Hiding:
+def calibrate_hiding(device_timer: DeviceTimer, host: Sequence[float]) -> Hiding:
     """Measure the delay kernel's cycles per second; pick a delay that covers queueing one sample
     (`host`: seconds per launch, from `host_launch_seconds`)."""
-    backend.synchronize()
+    device_timer.synchronize()
     probe_cycles = 200_000
     marks = []
     for _ in range(5):
-        start, end = backend.event(), backend.event()
+        start, end = device_timer.event(), device_timer.event()
         start.record()
-        if not backend.sleep(probe_cycles):
+        if not device_timer.sleep(probe_cycles):
             return Hiding(False)
         end.record()
         marks.append((start, end))
-    backend.synchronize()
+    device_timer.synchronize()
     durations = sorted(s.elapsed_time(e) * 1e-3 for s, e in marks)
     rate = probe_cycles / statistics.median(durations) if durations[0] > 0 else 1e9
     return Hiding(True, cycles_per_s=rate, delay_s=delay_for(host))
 
 
-def cached_hiding(backend: DeviceBackend) -> Hiding:
-    """`calibrate_hiding` once per backend (= per device and process), or the rate handed over from the first
+def cached_hiding(device_timer: DeviceTimer) -> Hiding:
+    """`calibrate_hiding` once per device timer (= per device and process), or the rate handed over from the first
     worker on this device (`timing.calibration`): the delay kernel's rate does not depend on the kernel timed."""
-    cache = backend.hiding_cache
+    cache = device_timer.hiding_cache
     rate = cache.get("cycles_per_s") if cache is not None else None
-    if cache is not None and rate and backend.sleep(0):  # sleep(0) only says whether there is a delay kernel
+    if cache is not None and rate and device_timer.sleep(0):  # sleep(0) only says whether there is a delay kernel
         how = "handed over from the first worker on this device" if cache.get("handed_over") else "reused"
         return Hiding(True, cycles_per_s=float(rate), delay_s=delay_for([]),
                       rate_from=f"{how} (measured by {cache.get('measured_by', 'an earlier measurement')})")
-    hiding = calibrate_hiding(backend, [])
+    hiding = calibrate_hiding(device_timer, [])
     if cache is not None and hiding.supported:
         cache.update(cycles_per_s=hiding.cycles_per_s, measured_by=f"pid {os.getpid()}", handed_over=False)
     return hiding
 
 
-def queue_bracket(backend: DeviceBackend, body: Callable[[], Any], hiding: Hiding, clock: Callable[[], float],
+def queue_bracket(device_timer: DeviceTimer, body: Callable[[], Any], hiding: Hiding, clock: Callable[[], float],
                   marks: Marks, spans: list[float]) -> None:
     """Queue one sample: pre event, delay kernel (hides the host's launch cost), start event, body, end event.
     Appends its events to `marks` and its host queueing time to `spans`; read them with `settle` after a
     synchronize."""
-    pre, begin, end = backend.event(), backend.event(), backend.event()
+    pre, begin, end = device_timer.event(), device_timer.event(), device_timer.event()
     pre.record()
     queued = clock()
     if hiding.supported:
-        backend.sleep(hiding.cycles())
+        device_timer.sleep(hiding.cycles())
     begin.record()
     body()
     end.record()
@@ -132,16 +132,16 @@ def queue_bracket(backend: DeviceBackend, body: Callable[[], Any], hiding: Hidin
     marks.append((pre, begin, end))
 
 
-def queue_cold_sample(backend: DeviceBackend, body: Callable[[], Any], hiding: Hiding, clock: Callable[[], float],
+def queue_cold_sample(device_timer: DeviceTimer, body: Callable[[], Any], hiding: Hiding, clock: Callable[[], float],
                       marks: Marks, spans: list[float]) -> None:
     """One cold sample on an idle GPU: a synchronize (the previous sample has ended), the L2 flush, then
     `queue_bracket`. Queued back to back instead, a sample's bracket counted a varying part of the GPU front end's
     backlog: on an H200 a 1-element fill read 3.0 or 3.6 us from one sample to the next, and the calibrated cost
     moved by up to 0.6 us between calibrations; from an idle GPU both are unimodal and repeat within 0.02 us
     (docs/gpu-timing.md). It is also how ncu and the sync method start each measured call."""
-    backend.synchronize()
-    backend.flush()
-    queue_bracket(backend, body, hiding, clock, marks, spans)
+    device_timer.synchronize()
+    device_timer.flush()
+    queue_bracket(device_timer, body, hiding, clock, marks, spans)
 
 
 def settle(marks: Marks, spans: list[float], hiding: Hiding, batch: int) -> tuple[list[float], list[bool]]:
@@ -202,7 +202,7 @@ class AfterEndEvent:
                          "call left on another stream is still running then")}
 
 
-def work_left_after_end_event(launch: Callable[[], Any], backend: DeviceBackend, clock: Callable[[], float],
+def work_left_after_end_event(launch: Callable[[], Any], device_timer: DeviceTimer, clock: Callable[[], float],
                               calls: int = LEFTOVER_CALLS) -> AfterEndEvent:
     """Whether `launch()` leaves device work running after its end event (on a stream the events do not see)."""
     waits: list[float] = []
@@ -210,15 +210,15 @@ def work_left_after_end_event(launch: Callable[[], Any], backend: DeviceBackend,
     events: list[float] = []
     for _ in range(calls):
         for body, into in ((None, idle), (launch, waits)):
-            backend.synchronize()
-            found = _wait_after_end_event(body, backend, clock)
+            device_timer.synchronize()
+            found = _wait_after_end_event(body, device_timer, clock)
             if found is None:
-                backend.synchronize()
+                device_timer.synchronize()
                 return AfterEndEvent([], [], "not checked: the runtime's events cannot be waited on one by one")
             into.append(found[0])
             if body is not None:
                 events.append(found[1])
-    backend.synchronize()
+    device_timer.synchronize()
     return AfterEndEvent(waits, idle, leftover_verdict(waits, idle, events), events)
 
 
@@ -233,11 +233,11 @@ def leftover_verdict(waits: Sequence[float], idle: Sequence[float], events: Sequ
     return "idle"
 
 
-def _wait_after_end_event(body: Callable[[], Any] | None, backend: DeviceBackend,
+def _wait_after_end_event(body: Callable[[], Any] | None, device_timer: DeviceTimer,
                           clock: Callable[[], float]) -> tuple[float, float] | None:
     """Record start, run `body`, record end; wait for the end event alone; the host time of the device-wide
     synchronize after it and the events' time (None when the events cannot be waited on by themselves)."""
-    start, end = backend.event(), backend.event()
+    start, end = device_timer.event(), device_timer.event()
     start.record()
     if body is not None:
         body()
@@ -247,5 +247,5 @@ def _wait_after_end_event(body: Callable[[], Any] | None, backend: DeviceBackend
         return None
     wait_for_end()
     began = clock()
-    backend.synchronize()
+    device_timer.synchronize()
     return clock() - began, start.elapsed_time(end) * 1e-3

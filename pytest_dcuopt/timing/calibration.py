@@ -5,7 +5,7 @@ bracket's cost (`offset.calibrate_bracket`, hundreds of bracketed tiny kernels) 
 (`bracket.calibrate_hiding`). Now the first worker on a device measures them and its `time` reply carries
 them (`DeviceCalibration`); the pytest process keeps the latest per device (`CalibrationStore`, keyed by the
 device's timing-lock name, i.e. the physical GPU) and hands them to later workers on that device in their
-`time` request; a worker seeds its backend's caches with them (`seed_backend`). Only the first branch pays.
+`time` request; a worker seeds its device timer's caches with them (`seed_device_timer`). Only the first branch pays.
 
 What is shared keeps the --dcuopt-event-offset semantics: `calibrated` uses the handed-over bracket cost,
 `profiler` pairs each bound call with its own profiler records (per kernel: never shared), `none` subtracts
@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from .backend import DeviceBackend
+from .device_timer import DeviceTimer
 from .offset import Offset
 
 
@@ -74,32 +74,33 @@ class CalibratedRuntime(Protocol):
     def calibration(self) -> DeviceCalibration | None: ...
 
 
-def export_calibration(backend: DeviceBackend, device: str, flush_mode: str) -> DeviceCalibration | None:
-    """The backend's calibrations (None when it has none yet)."""
-    hiding = backend.hiding_cache or {}
-    bracket = (backend.bracket_cache or {}).get("offset")
+def export_calibration(device_timer: DeviceTimer, device: str, flush_mode: str) -> DeviceCalibration | None:
+    """The device timer's calibrations (None when it has none yet)."""
+    hiding = device_timer.hiding_cache or {}
+    bracket = (device_timer.bracket_cache or {}).get("offset")
     rate = hiding.get("cycles_per_s")
     if rate is None and bracket is None:
         return None
     return DeviceCalibration(device, flush_mode, rate, str(hiding.get("measured_by", "")), bracket)
 
 
-def seed_backend(backend: DeviceBackend, calibration: DeviceCalibration, device: str,
+def seed_device_timer(device_timer: DeviceTimer, calibration: DeviceCalibration, device: str,
                  flush_mode: str) -> dict[str, Any]:
-    """Fill the backend's empty calibration caches from `calibration`; what was taken, or why nothing was."""
+    """Fill the device timer's empty calibration caches from `calibration`; what was taken, or why nothing was."""
     if calibration.device != device or calibration.flush_mode != flush_mode:
         return {"accepted": False,
                 "reason": (f"the calibration offered was measured on {calibration.device!r} with L2 flush "
                            f"{calibration.flush_mode!r}, this worker times on {device!r} with {flush_mode!r}: "
                            "measured afresh")}
     taken = []
-    if backend.hiding_cache is not None and calibration.cycles_per_s and "cycles_per_s" not in backend.hiding_cache:
-        backend.hiding_cache.update(cycles_per_s=calibration.cycles_per_s, measured_by=calibration.rate_measured_by,
-                                    handed_over=True)
+    hiding, bracket_cache = device_timer.hiding_cache, device_timer.bracket_cache
+    if hiding is not None and calibration.cycles_per_s and "cycles_per_s" not in hiding:
+        hiding.update(cycles_per_s=calibration.cycles_per_s, measured_by=calibration.rate_measured_by,
+                      handed_over=True)
         taken.append("delay kernel rate")
-    if backend.bracket_cache is not None and calibration.bracket is not None and "offset" not in backend.bracket_cache:
+    if bracket_cache is not None and calibration.bracket is not None and "offset" not in bracket_cache:
         bracket = calibration.bracket
-        backend.bracket_cache["offset"] = replace(bracket, details={**bracket.details, "handed_over": True})
+        bracket_cache["offset"] = replace(bracket, details={**bracket.details, "handed_over": True})
         taken.append("event bracket cost")
     bracket_by = str(calibration.bracket.details.get("measured_by", "")) if calibration.bracket is not None else ""
     return {"accepted": True, "taken": taken, "measured_by": calibration.rate_measured_by or bracket_by}

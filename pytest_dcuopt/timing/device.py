@@ -14,7 +14,7 @@ The method (docs/gpu-timing.md has the reasoning and the H200 evidence), in the 
   (`bracket.queue_cold_sample`); before it, on the stream the kernel uses, the L2 is flushed by *reading* a
   buffer of 2x the device's L2 (so the cache holds
   clean, unrelated lines: the kernel neither hits its own data nor pays for writing back the flush's
-  dirty lines; `timing.backend`).
+  dirty lines; `timing.device_timer`).
 * **Noise-based stopping**: `policy.should_stop` (min samples, min time, median CI half-width target,
   time cap), checked after each chunk of queued samples. Fewer than `min_samples` clean samples when it
   stops is `extra["quality"] = "too few clean samples"` (else `"ok"`): such a median is not a measurement.
@@ -37,10 +37,10 @@ The method (docs/gpu-timing.md has the reasoning and the H200 evidence), in the 
   not see: its samples time the launch, not the work. The verdict `work left running` fails the branch's benchmark
   (bench/run.py) and excludes it from champion.
 * **Calibrations once per device** (`timing.calibration`): the delay kernel's rate and the calibrated bracket
-  cost live in the backend's caches; the pytest process hands the first worker's to later workers on the device.
+  cost live in the device timer's caches; the pytest process hands the first worker's to later workers on the device.
 
-Everything device-specific goes through a `timing.backend.DeviceBackend`;
-`toolchains.torch_runtime.TorchBackend` implements it over `torch.cuda`.
+Everything device-specific goes through a `timing.device_timer.DeviceTimer`;
+`toolchains.torch_runtime.TorchDeviceTimer` implements it over `torch.cuda`.
 """
 from __future__ import annotations
 
@@ -52,7 +52,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .backend import DeviceBackend
 from .bracket import (
     Hiding,
     Marks,
@@ -64,6 +63,7 @@ from .bracket import (
     settle,
     work_left_after_end_event,
 )
+from .device_timer import DeviceTimer
 from .offset import event_offset
 from .policy import Samples, TimingPolicy, choose_method, sample_quality, should_stop, significant
 from .side_figures import absent_side_figure, describe_samples, launch_overhead, seed_method
@@ -124,33 +124,33 @@ def choose_device_method(detection: Detection, chosen: str) -> tuple[str, str]:
     return "async", f"auto: detection said {detection.verdict}"
 
 
-def measure_device(launches: Sequence[Callable[[], None]], policy: TimingPolicy, backend: DeviceBackend,
+def measure_device(launches: Sequence[Callable[[], None]], policy: TimingPolicy, device_timer: DeviceTimer,
                    working_set_bytes: int = 0, clock: Callable[[], float] = time.perf_counter,
                    sync_marks: SyncMarks | None = None) -> Samples:
     """Time `launches[0]` cold and hot (and rotate over all `launches` for hot when they are several).
     `sync_marks`: the kernel library's sync hooks, used when the call waits for the device (timing.sync)."""
     launch = launches[0]
-    before = backend.telemetry()
-    warmup_calls = _warm_up(launch, backend, policy.warmup_s, clock)
-    after_end = work_left_after_end_event(launch, backend, clock)
-    hiding = cached_hiding(backend)
-    detection = detect_sync(launch, backend, hiding, clock)
+    before = device_timer.telemetry()
+    warmup_calls = _warm_up(launch, device_timer, policy.warmup_s, clock)
+    after_end = work_left_after_end_event(launch, device_timer, clock)
+    hiding = cached_hiding(device_timer)
+    detection = detect_sync(launch, device_timer, hiding, clock)
     method, why = choose_device_method(detection, choose_method(policy.timing_method))
     if method == "sync":
-        synced = _measure_sync(launches, policy, backend, hiding, detection, why, before, warmup_calls,
+        synced = _measure_sync(launches, policy, device_timer, hiding, detection, why, before, warmup_calls,
                                working_set_bytes, clock, sync_marks)
         synced.extra["after_end_event"] = after_end.to_json()
         return synced
-    host = host_launch_seconds(launch, backend, clock)
+    host = host_launch_seconds(launch, device_timer, clock)
     hiding.delay_s = delay_for(host)
-    cold = _sample_cold(launch, backend, policy, hiding, clock)
+    cold = _sample_cold(launch, device_timer, policy, hiding, clock)
     cold_median = statistics.median(cold.seconds)
     batch = hot_batch_for(cold_median)
     hot_policy = _hot_policy(policy)
     # Hot samples are a side figure, unless they are the primary one (policy.cold off).
-    hot = (_sample_hot([launch], backend, hot_policy, hiding, host, batch, clock)
+    hot = (_sample_hot([launch], device_timer, hot_policy, hiding, host, batch, clock)
            if policy.side_figures or not policy.cold else None)
-    offset = event_offset(launch, backend, hiding, cold.seconds, policy, clock)
+    offset = event_offset(launch, device_timer, hiding, cold.seconds, policy, clock)
     raw_cold_median = cold_median
     if offset.applied:
         cold.seconds = [t - offset.seconds for t in cold.seconds]
@@ -159,7 +159,7 @@ def measure_device(launches: Sequence[Callable[[], None]], policy: TimingPolicy,
         cold_median = statistics.median(cold.seconds)
     extra: dict[str, Any] = {
         "method": "async", "method_what": ASYNC_WHAT, "method_reason": why, "sync_detected": detection.to_json(),
-        "flush": backend.flush_info(),
+        "flush": device_timer.flush_info(),
         "launch_hiding": hiding.to_json(),
         "event_offset": {**offset.to_json(), "raw_event_median_ms": significant(raw_cold_median * 1e3)},
         "stream": "events and kernel on the runtime's current stream (the legacy default stream for a C ABI solve)",
@@ -169,18 +169,18 @@ def measure_device(launches: Sequence[Callable[[], None]], policy: TimingPolicy,
                 if hot is not None else absent_side_figure(batch=batch)),
     }
     sets = len(launches)
-    extra["rotation"] = _rotation(working_set_bytes, sets, backend)
+    extra["rotation"] = _rotation(working_set_bytes, sets, device_timer)
     if not policy.side_figures:
         extra["hot_rotated"] = absent_side_figure()
     elif sets > 1:
-        rotated = _sample_hot(list(launches), backend, hot_policy, hiding, host, batch, clock)
+        rotated = _sample_hot(list(launches), device_timer, hot_policy, hiding, host, batch, clock)
         if offset.applied:
             rotated.seconds = [t - offset.seconds / batch for t in rotated.seconds]
         extra["hot_rotated"] = describe_samples(rotated.seconds, batch=batch, sets=sets, stop_reason=rotated.reason,
                                                 what="back-to-back calls over rotating input sets, no flush")
-    extra.update(_side_figures(launch, backend, policy, host, cold_median))
+    extra.update(_side_figures(launch, device_timer, policy, host, cold_median))
     extra["samples_ms"] = [significant(s * 1e3) for s in cold.seconds]
-    extra["telemetry"] = {"before": before, "after": backend.telemetry(),
+    extra["telemetry"] = {"before": before, "after": device_timer.telemetry(),
                           "sm_clock_mhz_during": _clock_summary(cold.clocks_mhz)}
     chosen = cold if policy.cold or hot is None else hot
     primary, mode, reason = chosen.seconds, ("cold" if policy.cold else "hot"), chosen.reason
@@ -188,20 +188,20 @@ def measure_device(launches: Sequence[Callable[[], None]], policy: TimingPolicy,
     if not policy.cold:
         extra["cold"] = describe_samples(cold.seconds, stop_reason=cold.reason)
     extra["after_end_event"] = after_end.to_json()
-    return Samples(primary, backend.timer, mode, reason, warmup_calls, extra)
+    return Samples(primary, device_timer.timer, mode, reason, warmup_calls, extra)
 
 
-def _measure_sync(launches: Sequence[Callable[[], None]], policy: TimingPolicy, backend: DeviceBackend, hiding: Hiding,
-                  detection: Detection, why: str, before: dict[str, Any], warmup_calls: int, working_set_bytes: int,
-                  clock: Callable[[], float], sync_marks: SyncMarks | None) -> Samples:
+def _measure_sync(launches: Sequence[Callable[[], None]], policy: TimingPolicy, device_timer: DeviceTimer,
+                  hiding: Hiding, detection: Detection, why: str, before: dict[str, Any], warmup_calls: int,
+                  working_set_bytes: int, clock: Callable[[], float], sync_marks: SyncMarks | None) -> Samples:
     """The sync method (timing.sync): the library's sync hooks when it has them, else one call per sample on an idle
     GPU with the profiler's records; flushed when the policy is cold."""
     launch = launches[0]
-    marked, profiled, marks_note = _sample_sync_call(launch, backend, policy, hiding, clock, sync_marks)
+    marked, profiled, marks_note = _sample_sync_call(launch, device_timer, policy, hiding, clock, sync_marks)
     sampled = marked or profiled
     assert sampled is not None
-    timer = {"kernels": PROFILER_TIMER, "kernels_marked": f"{backend.timer} (sync hooks)"}.get(
-        sampled.primary, backend.timer)
+    timer = {"kernels": PROFILER_TIMER, "kernels_marked": f"{device_timer.timer} (sync hooks)"}.get(
+        sampled.primary, device_timer.timer)
     mode = "cold" if policy.cold else "hot"
     other = "hot" if policy.cold else "cold"
     extra: dict[str, Any] = {
@@ -209,7 +209,7 @@ def _measure_sync(launches: Sequence[Callable[[], None]], policy: TimingPolicy, 
         "sync": {**sync_record(sampled, policy, timer), "hooks": marks_note,
                  "profiler_figures": (sync_record(profiled, policy, PROFILER_TIMER) if marked and profiled
                                       else absent_side_figure())},
-        "flush": backend.flush_info() if policy.cold else {"mode": "none", "why": "hot samples: no flush"},
+        "flush": device_timer.flush_info() if policy.cold else {"mode": "none", "why": "hot samples: no flush"},
         "launch_hiding": {"method": "none: the call waits for the device, so no delay kernel can hide its launch; "
                                     "one call per sample on an idle GPU"},
         "event_offset": ({"applied": True, "reason": "per event segment of the sync hooks (timing.sync.hooks)"}
@@ -220,27 +220,27 @@ def _measure_sync(launches: Sequence[Callable[[], None]], policy: TimingPolicy, 
         "late_samples_discarded": 0,
         other: {"n": 0, "skipped": f"method sync: one {mode} measurement only (nvbench's exec_tag::sync has no batch "
                                    "measurement either)"},
-        "rotation": _rotation(working_set_bytes, len(launches), backend),
-        "seed_method": seed_method(launch, backend) if policy.side_figures else absent_side_figure(),
+        "rotation": _rotation(working_set_bytes, len(launches), device_timer),
+        "seed_method": seed_method(launch, device_timer) if policy.side_figures else absent_side_figure(),
         "samples_ms": [significant(s * 1e3) for s in sampled.seconds],
-        "telemetry": {"before": before, "after": backend.telemetry(), "sm_clock_mhz_during": None},
+        "telemetry": {"before": before, "after": device_timer.telemetry(), "sm_clock_mhz_during": None},
     }
     extra.update(sample_quality(len(sampled.seconds), policy, sampled.reason))
     return Samples(list(sampled.seconds), timer, mode, sampled.reason, warmup_calls, extra)
 
 
-def _side_figures(launch: Callable[[], None], backend: DeviceBackend, policy: TimingPolicy, host: Sequence[float],
+def _side_figures(launch: Callable[[], None], device_timer: DeviceTimer, policy: TimingPolicy, host: Sequence[float],
                   cold_median_s: float) -> dict[str, Any]:
     """The original method's number and the launch overhead, or why they were not measured (opt-in)."""
     if not policy.side_figures:
         return {"seed_method": absent_side_figure(), "launch_overhead": absent_side_figure()}
-    return {"seed_method": seed_method(launch, backend),
-            "launch_overhead": launch_overhead(launch, backend, host, cold_median_s)}
+    return {"seed_method": seed_method(launch, device_timer),
+            "launch_overhead": launch_overhead(launch, device_timer, host, cold_median_s)}
 
 
-def _rotation(working_set_bytes: int, sets: int, backend: DeviceBackend) -> dict[str, Any]:
-    resident = bool(working_set_bytes and working_set_bytes < ROTATION_TARGET * backend.l2_bytes / 2)
-    return {"working_set_bytes": working_set_bytes, "l2_bytes": backend.l2_bytes, "sets": sets,
+def _rotation(working_set_bytes: int, sets: int, device_timer: DeviceTimer) -> dict[str, Any]:
+    resident = bool(working_set_bytes and working_set_bytes < ROTATION_TARGET * device_timer.l2_bytes / 2)
+    return {"working_set_bytes": working_set_bytes, "l2_bytes": device_timer.l2_bytes, "sets": sets,
             "covers_bytes": sets * working_set_bytes, "resident": resident}
 
 
@@ -259,19 +259,19 @@ def _clock_summary(clocks_mhz: Sequence[float]) -> dict[str, float] | None:
     return {"min": min(clocks), "median": statistics.median(clocks), "max": max(clocks), "reads": len(clocks)}
 
 
-def _warm_up(launch: Callable[[], None], backend: DeviceBackend, warmup_s: float, clock: Callable[[], float]) -> int:
+def _warm_up(launch: Callable[[], None], device_timer: DeviceTimer, warmup_s: float, clock: Callable[[], float]) -> int:
     calls, start = 0, clock()
     while calls < 3 or clock() - start < warmup_s:
-        backend.flush()
+        device_timer.flush()
         launch()
         calls += 1
         if calls % 50 == 0:
-            backend.synchronize()  # keep the queue short so the time budget means GPU time
-    backend.synchronize()
+            device_timer.synchronize()  # keep the queue short so the time budget means GPU time
+    device_timer.synchronize()
     return calls
 
 
-def _sample_cold(launch: Callable[[], None], backend: DeviceBackend, policy: TimingPolicy, hiding: Hiding,
+def _sample_cold(launch: Callable[[], None], device_timer: DeviceTimer, policy: TimingPolicy, hiding: Hiding,
                  clock: Callable[[], float]) -> Sampled:
     accepted: list[float] = []
     late_total = 0
@@ -282,9 +282,9 @@ def _sample_cold(launch: Callable[[], None], backend: DeviceBackend, policy: Tim
         marks: Marks = []
         spans: list[float] = []
         for _ in range(chunk):
-            queue_cold_sample(backend, launch, hiding, clock, marks, spans)
-        backend.synchronize()
-        clocks.append(backend.telemetry().get("sm_clock_mhz") or 0.0)
+            queue_cold_sample(device_timer, launch, hiding, clock, marks, spans)
+        device_timer.synchronize()
+        clocks.append(device_timer.telemetry().get("sm_clock_mhz") or 0.0)
         times, late = settle(marks, spans, hiding, 1)
         late_total += sum(late)
         accepted, reason, clean = _keep(accepted, times, late, clock() - start, policy)
@@ -294,7 +294,7 @@ def _sample_cold(launch: Callable[[], None], backend: DeviceBackend, policy: Tim
         chunk = chunk_size_for(per_sample + 50e-6)
 
 
-def _sample_hot(launches: Sequence[Callable[[], None]], backend: DeviceBackend, policy: TimingPolicy,
+def _sample_hot(launches: Sequence[Callable[[], None]], device_timer: DeviceTimer, policy: TimingPolicy,
                 hiding: Hiding, host: Sequence[float], batch: int, clock: Callable[[], float]) -> Sampled:
     delay = Hiding(hiding.supported, hiding.cycles_per_s, delay_for(host, calls=batch, floor_s=hiding.delay_s))
     accepted: list[float] = []
@@ -309,8 +309,8 @@ def _sample_hot(launches: Sequence[Callable[[], None]], backend: DeviceBackend, 
         marks: Marks = []
         spans: list[float] = []
         for _ in range(5):
-            queue_bracket(backend, batch_of_calls, delay, clock, marks, spans)
-        backend.synchronize()
+            queue_bracket(device_timer, batch_of_calls, delay, clock, marks, spans)
+        device_timer.synchronize()
         times, late = settle(marks, spans, delay, batch)
         late_total += sum(late)
         accepted, reason, clean = _keep(accepted, times, late, clock() - start, policy)
@@ -331,7 +331,7 @@ def _keep(accepted: list[float], times: list[float], late: list[bool], elapsed: 
     return accepted, reason, len(accepted)
 
 
-def _sample_sync_call(launch: Callable[[], None], backend: DeviceBackend, policy: TimingPolicy, hiding: Hiding,
+def _sample_sync_call(launch: Callable[[], None], device_timer: DeviceTimer, policy: TimingPolicy, hiding: Hiding,
                       clock: Callable[[], float], marks: SyncMarks | None
                       ) -> tuple[SyncSampled | None, SyncSampled | None, str]:
     """(marked samples, profiled samples, what the hooks did): the hooks when they work (the profiler's figures
@@ -340,13 +340,13 @@ def _sample_sync_call(launch: Callable[[], None], backend: DeviceBackend, policy
         note = "none: the kernel library has no sync hooks (only `.cu` sources built by the cuda toolchain have them)"
     else:
         def bracket_s(first_segments: list[float]) -> float:
-            found = event_offset(launch, backend, hiding, first_segments, policy, clock)
+            found = event_offset(launch, device_timer, hiding, first_segments, policy, clock)
             return found.seconds if found.applied else 0.0
 
-        marked = sample_marked(launch, marks, backend, policy, hiding, clock, policy.cold, bracket_s)
+        marked = sample_marked(launch, marks, device_timer, policy, hiding, clock, policy.cold, bracket_s)
         if not isinstance(marked, str):
-            profiled = (sample_sync(launch, backend, policy, hiding, clock, flush=policy.cold)
+            profiled = (sample_sync(launch, device_timer, policy, hiding, clock, flush=policy.cold)
                         if policy.side_figures else None)
             return marked, profiled, "used: the primary figure is kernels_marked"
         note = f"not used: {marked}; the profiler's records are the primary figure"
-    return None, sample_sync(launch, backend, policy, hiding, clock, flush=policy.cold), note
+    return None, sample_sync(launch, device_timer, policy, hiding, clock, flush=policy.cold), note

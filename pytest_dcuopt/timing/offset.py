@@ -22,8 +22,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from .backend import DeviceBackend, Event
 from .bracket import Hiding, Marks, delay_for, host_launch_seconds, queue_cold_sample, settle
+from .device_timer import DeviceTimer, Event
 from .policy import TimingPolicy, significant
 
 OFFSET_ENV = "DCUOPT_EVENT_OFFSET"  # calibrated (default) | profiler | none
@@ -33,7 +33,7 @@ OFFSET_LIMIT_S = 10e-6  # an offset above max(this, half the kernel time) is not
 CALIBRATION_SAMPLES = 200  # clean samples per kernel count (60 left the offset varying by +/-0.3 us across workers)
 CALIBRATION_BATCH = 34  # the long bracket holds this many tiny kernels (32 more than the short one)
 
-ActivityT = TypeVar("ActivityT", bound=tuple[Any, ...])  # (name, seconds) or a backend.Activity
+ActivityT = TypeVar("ActivityT", bound=tuple[Any, ...])  # (name, seconds) or a device timer.Activity
 
 PROFILER_WHAT = ("per-sample event time minus the summed device durations of the solve's kernels, recorded by the "
                  "profiler (CUPTI / roctracer through torch.profiler) on profiled cold samples; its median is "
@@ -74,7 +74,7 @@ def choose_offset_mode(chosen: str = "") -> str:
     return mode
 
 
-def event_offset(launch: Callable[[], None], backend: DeviceBackend, hiding: Hiding, cold_seconds: Sequence[float],
+def event_offset(launch: Callable[[], None], device_timer: DeviceTimer, hiding: Hiding, cold_seconds: Sequence[float],
                  policy: TimingPolicy, clock: Callable[[], float]) -> Offset:
     """The bracket cost to subtract, by the policy's mode (else $DCUOPT_EVENT_OFFSET, else `calibrated`)."""
     mode = choose_offset_mode(policy.event_offset)
@@ -82,9 +82,9 @@ def event_offset(launch: Callable[[], None], backend: DeviceBackend, hiding: Hid
         return Offset(False, reason="event offset `none`: raw event times (they include the bracket's cost)")
     cold_median = statistics.median(cold_seconds)
     if mode == "profiler":
-        found = _cached_offset(launch, backend, hiding, cold_median)
+        found = _cached_offset(launch, device_timer, hiding, cold_median)
     else:
-        found = _cached_bracket(backend, hiding, clock)
+        found = _cached_bracket(device_timer, hiding, clock)
     if found.applied and min(cold_seconds) <= found.seconds:
         return Offset(False, reason=f"the fastest sample ({min(cold_seconds) * 1e6:.2f} us) is not longer than the "
                                     f"bracket's cost ({found.seconds * 1e6:.2f} us); raw event times",
@@ -93,29 +93,29 @@ def event_offset(launch: Callable[[], None], backend: DeviceBackend, hiding: Hid
 
 
 # ----- calibrated: brackets around tiny kernels ----------------------------------------------
-def _cached_bracket(backend: DeviceBackend, hiding: Hiding, clock: Callable[[], float]) -> Offset:
-    """calibrate_bracket once per backend (= per device and process): the cost does not depend on the kernel."""
-    cache = backend.bracket_cache
+def _cached_bracket(device_timer: DeviceTimer, hiding: Hiding, clock: Callable[[], float]) -> Offset:
+    """calibrate_bracket once per device timer (= per device and process): the cost does not depend on the kernel."""
+    cache = device_timer.bracket_cache
     if cache is not None and "offset" in cache:
         return cache["offset"].reused()
-    offset = calibrate_bracket(backend, hiding, clock)
+    offset = calibrate_bracket(device_timer, hiding, clock)
     offset.details["measured_by"] = f"pid {os.getpid()}"  # handed over to later workers (timing.calibration)
     if cache is not None:
         cache["offset"] = offset
     return offset
 
 
-def calibrate_bracket(backend: DeviceBackend, hiding: Hiding, clock: Callable[[], float],
+def calibrate_bracket(device_timer: DeviceTimer, hiding: Hiding, clock: Callable[[], float],
                       samples: int = CALIBRATION_SAMPLES, batch: int = CALIBRATION_BATCH) -> Offset:
     """The event bracket's fixed cost, from brackets around 0, 1, 2 and `batch` tiny kernels (see CALIBRATED_WHAT)."""
     if not hiding.supported:
         return Offset(False, reason="no delay kernel, so the bracket's cost cannot be told apart from the host's "
                                     "launch cost; raw event times")
-    if not backend.tiny_kernel():
+    if not device_timer.tiny_kernel():
         return Offset(False, reason="this runtime has no tiny kernel to calibrate the bracket with; raw event times")
-    tiny = backend.tiny_kernel
-    host = host_launch_seconds(tiny, backend, clock)
-    medians = {count: statistics.median(bracketed_samples(backend, tiny, count, hiding, host, clock, samples))
+    tiny = device_timer.tiny_kernel
+    host = host_launch_seconds(tiny, device_timer, clock)
+    medians = {count: statistics.median(bracketed_samples(device_timer, tiny, count, hiding, host, clock, samples))
                for count in (0, 1, 2, batch)}
     per_kernel = (medians[batch] - medians[2]) / (batch - 2)
     offset = medians[1] - per_kernel
@@ -130,7 +130,7 @@ def calibrate_bracket(backend: DeviceBackend, hiding: Hiding, clock: Callable[[]
     return Offset(True, offset, details=details)
 
 
-def bracketed_samples(backend: DeviceBackend, tiny: Callable[[], Any], count: int, hiding: Hiding,
+def bracketed_samples(device_timer: DeviceTimer, tiny: Callable[[], Any], count: int, hiding: Hiding,
                       host: Sequence[float], clock: Callable[[], float], samples: int, rounds: int = 40) -> list[float]:
     """Cold-bracket times around `count` back-to-back tiny kernels (late samples dropped, as in sampling)."""
     delay = Hiding(True, hiding.cycles_per_s, delay_for(host, calls=max(1, count), floor_s=hiding.delay_s))
@@ -145,8 +145,8 @@ def bracketed_samples(backend: DeviceBackend, tiny: Callable[[], Any], count: in
         marks: Marks = []
         spans: list[float] = []
         for _ in range(20):
-            queue_cold_sample(backend, body, delay, clock, marks, spans)
-        backend.synchronize()
+            queue_cold_sample(device_timer, body, delay, clock, marks, spans)
+        device_timer.synchronize()
         times, late = settle(marks, spans, delay, 1)
         accepted += [t for t, is_late in zip(times, late, strict=True) if not is_late]
         if len(accepted) >= samples:
@@ -155,14 +155,15 @@ def bracketed_samples(backend: DeviceBackend, tiny: Callable[[], Any], count: in
 
 
 # ----- profiler: profiled samples against the profiler's kernel records ----------------------
-def _cached_offset(launch: Callable[[], None], backend: DeviceBackend, hiding: Hiding, cold_median_s: float) -> Offset:
+def _cached_offset(launch: Callable[[], None], device_timer: DeviceTimer, hiding: Hiding,
+                   cold_median_s: float) -> Offset:
     """calibrate_offset once per bound call (interleaved A/B rounds time the same binding again and again)."""
-    cache = backend.offset_cache
+    cache = device_timer.offset_cache
     owner = getattr(launch, "__self__", launch)  # a bound method is a new object each time; its object is not
     hit = cache.get(id(owner)) if cache is not None else None
     if hit is not None and hit[0]() is owner:  # the same live object, not a recycled id
         return hit[1].reused()
-    offset = calibrate_offset(launch, backend, hiding, cold_median_s)
+    offset = calibrate_offset(launch, device_timer, hiding, cold_median_s)
     if cache is not None:
         try:
             cache[id(owner)] = (weakref.ref(owner), offset)
@@ -185,15 +186,15 @@ def bracket_offset(event_seconds: Sequence[float], device_seconds: Sequence[floa
     return offset, ""
 
 
-def calibrate_offset(launch: Callable[[], None], backend: DeviceBackend, hiding: Hiding, cold_median_s: float,
+def calibrate_offset(launch: Callable[[], None], device_timer: DeviceTimer, hiding: Hiding, cold_median_s: float,
                      samples: int = OFFSET_SAMPLES) -> Offset:
     """Profile a few cold samples exactly as they are timed; pair each event time with the kernels' own time."""
     def flush_and_delay() -> None:  # what every sample queues before the solve: its activities are not the solve's
-        backend.flush()
+        device_timer.flush()
         if hiding.supported:
-            backend.sleep(1000)
+            device_timer.sleep(1000)
 
-    infra = backend.profile_device(flush_and_delay)
+    infra = device_timer.profile_device(flush_and_delay)
     if not infra:
         return Offset(False, reason="the profiler recorded no device activity (this runtime has no profiler hook, "
                                     "or CUPTI/roctracer is unavailable); raw event times (they include the bracket's "
@@ -202,16 +203,16 @@ def calibrate_offset(launch: Callable[[], None], backend: DeviceBackend, hiding:
 
     def body() -> None:
         for _ in range(samples):
-            backend.flush()
-            begin, end = backend.event(), backend.event()
+            device_timer.flush()
+            begin, end = device_timer.event(), device_timer.event()
             if hiding.supported:
-                backend.sleep(hiding.cycles())
+                device_timer.sleep(hiding.cycles())
             begin.record()
             launch()
             end.record()
             marks.append((begin, end))
 
-    activities = backend.profile_device(body)
+    activities = device_timer.profile_device(body)
     if not activities:
         return Offset(False, reason="profiling the samples failed; raw event times")
     grouped = split_activities(activities, [name for name, _ in infra], samples)

@@ -12,7 +12,7 @@ import statistics
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .backend import DeviceBackend
+from .device_timer import DeviceTimer
 from .policy import significant, summarize
 
 SEED_WARMUP, SEED_REPEAT = 10, 20
@@ -36,37 +36,37 @@ def describe_samples(seconds: Sequence[float], **extra: Any) -> dict[str, Any]:
             "samples_ms": [significant(s * 1e3) for s in seconds]}
 
 
-def seed_method(launch: Callable[[], None], backend: DeviceBackend, warmup: int = SEED_WARMUP,
+def seed_method(launch: Callable[[], None], device_timer: DeviceTimer, warmup: int = SEED_WARMUP,
                 repeat: int = SEED_REPEAT) -> dict[str, Any]:
     """The original skill's benchmark: one event pair around `repeat` back-to-back calls, no flush; it
     reported this mean as its average, median, min and max alike."""
     for _ in range(warmup):
         launch()
-    backend.synchronize()
-    start, end = backend.event(), backend.event()
+    device_timer.synchronize()
+    start, end = device_timer.event(), device_timer.event()
     start.record()
     for _ in range(repeat):
         launch()
     end.record()
-    backend.synchronize()
+    device_timer.synchronize()
     mean_ms = start.elapsed_time(end) / repeat
     return {"mean_ms": significant(mean_ms), "warmup": warmup, "repeat": repeat,
             "what": "one event pair around back-to-back calls, no L2 flush (the original benchmark.py)"}
 
 
-def launch_overhead(launch: Callable[[], None], backend: DeviceBackend, host: Sequence[float],
+def launch_overhead(launch: Callable[[], None], device_timer: DeviceTimer, host: Sequence[float],
                     cold_median_s: float, calls: int = 10) -> dict[str, Any]:
     """Host cost of one call (`host`: from `bracket.host_launch_seconds`), and how much of it an unhidden
     single-call event pair would count."""
     unhidden = []
     for _ in range(calls):
-        backend.flush()
-        backend.synchronize()  # the GPU is idle: the start event fires before the launch arrives
-        start, end = backend.event(), backend.event()
+        device_timer.flush()
+        device_timer.synchronize()  # the GPU is idle: the start event fires before the launch arrives
+        start, end = device_timer.event(), device_timer.event()
         start.record()
         launch()
         end.record()
-        backend.synchronize()
+        device_timer.synchronize()
         unhidden.append(start.elapsed_time(end) * 1e-3)
     host_sorted = sorted(host)
     unhidden_median = statistics.median(unhidden)

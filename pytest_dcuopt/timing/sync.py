@@ -53,8 +53,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from .backend import Activity, DeviceBackend, Event
 from .bracket import Hiding
+from .device_timer import Activity, DeviceTimer, Event
 from .offset import split_activities
 from .policy import TimingPolicy, sample_quality, should_stop, significant
 from .side_figures import describe_samples
@@ -144,30 +144,30 @@ class Detection:
                          f"{IDLE_FRACTION:g} x the delay (the stream had nothing left to run)")}
 
 
-def detect_sync(launch: Callable[[], Any], backend: DeviceBackend, hiding: Hiding, clock: Callable[[], float],
+def detect_sync(launch: Callable[[], Any], device_timer: DeviceTimer, hiding: Hiding, clock: Callable[[], float],
                 probes: int = DETECT_PROBES) -> Detection:
     """Does `launch()` wait for the device? Time it behind a long delay kernel (see the module docstring)."""
     if not hiding.supported:
         return Detection("undetermined", reason="the runtime has no delay kernel, so a call that waits for the device "
                                                 "cannot be told from one that does not; timed as asynchronous")
-    backend.synchronize()
+    device_timer.synchronize()
     begin = clock()
     launch()
     unhidden = clock() - begin
-    backend.synchronize()
+    device_timer.synchronize()
     delay = min(DETECT_MAX_DELAY_S, max(DETECT_MIN_DELAY_S, DETECT_DELAY_FACTOR * unhidden))
     calls: list[float] = []
     waits: list[float] = []
     marks: list[tuple[Event, Event]] = []
     for _ in range(probes):
-        before, after = backend.event(), backend.event()
+        before, after = device_timer.event(), device_timer.event()
         before.record()
-        backend.sleep(hiding.cycles(delay))
+        device_timer.sleep(hiding.cycles(delay))
         after.record()
         begin = clock()
         launch()
         returned = clock()
-        backend.synchronize()
+        device_timer.synchronize()
         calls.append(returned - begin)
         waits.append(clock() - returned)
         marks.append((before, after))
@@ -205,12 +205,12 @@ class SyncSampled:
         return self.figures[self.primary]
 
 
-def sample_sync(launch: Callable[[], Any], backend: DeviceBackend, policy: TimingPolicy, hiding: Hiding,
+def sample_sync(launch: Callable[[], Any], device_timer: DeviceTimer, policy: TimingPolicy, hiding: Hiding,
                 clock: Callable[[], float], flush: bool) -> SyncSampled:
     """One call per sample on an idle GPU, in chunks of one profiler session each, until `should_stop`."""
-    infra, degraded = _infra(backend, hiding, flush)
+    infra, degraded = _infra(device_timer, hiding, flush)
     pilot: list[_Timed] = []
-    _queue_sample(launch, backend, hiding, flush, clock, pilot)  # sizes the first chunk; not a sample
+    _queue_sample(launch, device_timer, hiding, flush, clock, pilot)  # sizes the first chunk; not a sample
     figures: dict[str, list[float]] = {name: [] for name in FIGURES_WHAT}
     names: set[str] = set()
     counts: set[int] = set()
@@ -224,13 +224,14 @@ def sample_sync(launch: Callable[[], Any], backend: DeviceBackend, policy: Timin
 
         def body(count: int = chunk, into: list[_Timed] = timed) -> None:
             for _ in range(count):
-                _queue_sample(launch, backend, hiding, flush, clock, into)
+                _queue_sample(launch, device_timer, hiding, flush, clock, into)
 
         if infra is not None:
-            activities = backend.profile_activities(body)
+            activities = device_timer.profile_activities(body)
             sessions += 1
             groups = (split_at_markers(activities, infra, chunk) if activities is not None else
-                      f"the profiler failed in session {sessions}: {backend.profiler_problem or 'no reason given'}")
+                      f"the profiler failed in session {sessions}: "
+                      f"{device_timer.profiler_problem or 'no reason given'}")
             if isinstance(groups, str):
                 infra, degraded = None, groups
             else:
@@ -239,7 +240,7 @@ def sample_sync(launch: Callable[[], Any], backend: DeviceBackend, policy: Timin
                 counts.update(len(group) for group in groups)
         else:
             body()
-            backend.synchronize()
+            device_timer.synchronize()
         _add_timed(figures, timed)
         sampled_s += sum(sample.sample_s for sample in timed)
         primary = "kernels" if infra is not None else "event_span"
@@ -265,43 +266,43 @@ def _chunk(target_s: float, per_sample_s: float, policy: TimingPolicy, taken: in
     return int(max(3, min(wanted, by_time, MAX_CHUNK, max(1, policy.max_samples - taken))))
 
 
-def _queue_sample(launch: Callable[[], Any], backend: DeviceBackend, hiding: Hiding, flush: bool,
+def _queue_sample(launch: Callable[[], Any], device_timer: DeviceTimer, hiding: Hiding, flush: bool,
                   clock: Callable[[], float], into: list[_Timed]) -> None:
     """Flush, marker, synchronize (the GPU is idle), then one call between an event pair, then a synchronize."""
     queued = clock()
     if flush:
-        backend.flush()
+        device_timer.flush()
     if hiding.supported:
-        backend.sleep(MARKER_CYCLES)
-    backend.synchronize()
-    start, end = backend.event(), backend.event()
+        device_timer.sleep(MARKER_CYCLES)
+    device_timer.synchronize()
+    start, end = device_timer.event(), device_timer.event()
     start.record()
     begin = clock()
     launch()
     returned = clock()
     end.record()
-    backend.synchronize()
+    device_timer.synchronize()
     done = clock()
     into.append(_Timed(returned - begin, done - begin, start, end, done - queued))
 
 
-def _infra(backend: DeviceBackend, hiding: Hiding, flush: bool) -> tuple[list[str] | None, str]:
+def _infra(device_timer: DeviceTimer, hiding: Hiding, flush: bool) -> tuple[list[str] | None, str]:
     """Names of the activities each sample queues before the call (flush, marker), learnt by profiling them alone
-    once per backend; None with the reason when the profiler records nothing here."""
+    once per device timer; None with the reason when the profiler records nothing here."""
     key = f"sync-infra:{'flush' if flush else 'no-flush'}"
-    cache = backend.activity_cache
+    cache = device_timer.activity_cache
     if cache is not None and key in cache:
         return cache[key], ""
 
     def infra_only() -> None:
         if flush:
-            backend.flush()
+            device_timer.flush()
         if hiding.supported:
-            backend.sleep(MARKER_CYCLES)
+            device_timer.sleep(MARKER_CYCLES)
 
-    found = backend.profile_activities(infra_only)
+    found = device_timer.profile_activities(infra_only)
     if found is None:
-        why = backend.profiler_problem or "this runtime has no profiler hook"
+        why = device_timer.profiler_problem or "this runtime has no profiler hook"
         return None, (f"no profiler activity records ({why}): the primary figure is event_span (launch latency and "
                       "host work inside the call included), not the kernels' own time")
     names = [activity.name for activity in found]
@@ -367,7 +368,7 @@ def sync_record(sampled: SyncSampled, policy: TimingPolicy, timer: str) -> dict[
     return record
 
 
-def sample_marked(launch: Callable[[], Any], marks: SyncMarks, backend: DeviceBackend, policy: TimingPolicy,
+def sample_marked(launch: Callable[[], Any], marks: SyncMarks, device_timer: DeviceTimer, policy: TimingPolicy,
                   hiding: Hiding, clock: Callable[[], float], flush: bool,
                   bracket_s: Callable[[list[float]], float]) -> SyncSampled | str:
     """One call per sample behind a delay kernel, timed by the library's sync hooks (see the module docstring);
@@ -382,7 +383,7 @@ def sample_marked(launch: Callable[[], Any], marks: SyncMarks, backend: DeviceBa
     sampled_s = 0.0
     start = clock()
     while True:
-        taken = _marked_sample(launch, marks, backend, hiding, clock, flush, lead)
+        taken = _marked_sample(launch, marks, device_timer, hiding, clock, flush, lead)
         if isinstance(taken, str):
             return taken
         call, host_call, host_wall, sample_s = taken
@@ -417,15 +418,15 @@ def sample_marked(launch: Callable[[], Any], marks: SyncMarks, backend: DeviceBa
                 f"waits; bracket cost {bracket * 1e6:.2f} us subtracted per segment"])
 
 
-def _marked_sample(launch: Callable[[], Any], marks: SyncMarks, backend: DeviceBackend, hiding: Hiding,
+def _marked_sample(launch: Callable[[], Any], marks: SyncMarks, device_timer: DeviceTimer, hiding: Hiding,
                    clock: Callable[[], float], flush: bool,
                    lead: float) -> tuple[MarkedCall, float, float, float] | str:
     """One call armed by the hooks: (what they recorded, host call time, host wall time, the sample's host time),
     or why the hooks cannot time it."""
     queued = clock()
     if flush:
-        backend.flush()
-    backend.sleep(hiding.cycles(lead))
+        device_timer.flush()
+    device_timer.sleep(hiding.cycles(lead))
     if not marks.begin(hiding.cycles(lead)):
         return "the library's sync hooks could not create their events"
     begin = clock()
@@ -433,7 +434,7 @@ def _marked_sample(launch: Callable[[], Any], marks: SyncMarks, backend: DeviceB
     returned = clock()
     marks.end()
     call = marks.read()
-    backend.synchronize()
+    device_timer.synchronize()
     done = clock()
     if call is None or not call.segments_s:
         return "the library's sync hooks recorded no events for the call"

@@ -2,7 +2,7 @@
 
 `TorchDeviceRuntime(device_index=0)` is the whole constructor: buffers are torch tensors on
 `cuda:<device_index>` (torch calls HIP devices `cuda` too), pointers are `data_ptr()`, timing is
-`timing.device.measure_device` with a `TorchBackend` (this module's `timing.backend.DeviceBackend` over
+`timing.device.measure_device` with a `TorchDeviceTimer` (this module's `timing.device_timer.DeviceTimer` over
 `torch.cuda`). A toolchain that loads a C ABI library may
 `attach_errors(source)` an `ErrorSource` that reads the library's own runtime errors (the `cuda`
 toolchain does; the `hip` toolchain passes one built on hipGetLastError). Without one, errors are
@@ -30,16 +30,16 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from ..errors import DcuOptError
-from ..timing.backend import (
+from ..timing.calibration import DeviceCalibration, export_calibration, seed_device_timer
+from ..timing.device import measure_device, rotation_sets
+from ..timing.device_timer import (
     FALLBACK_L2_BYTES,
     FLUSH_ENV,
     Activity,
-    DeviceBackend,
+    DeviceTimer,
     choose_flush_mode,
     flush_bytes_for,
 )
-from ..timing.calibration import DeviceCalibration, export_calibration, seed_backend
-from ..timing.device import measure_device, rotation_sets
 from ..timing.policy import Samples, TimingPolicy
 from ..timing.sync import SyncMarks
 from .base import Artifact, LoadedKernel, Runtime, Toolchain
@@ -132,8 +132,8 @@ class DeviceBuffer:
         self.tensor, self.dtype = tensor, dtype
 
 
-class TorchBackend(DeviceBackend):
-    """DeviceBackend over `torch.cuda`: events, `_sleep`, and an L2 flush buffer on `device`."""
+class TorchDeviceTimer(DeviceTimer):
+    """DeviceTimer over `torch.cuda`: events, `_sleep`, and an L2 flush buffer on `device`."""
 
     def __init__(self, torch: Any, device: Any, flush_mode: str | None = None,
                  telemetry: Callable[[], dict[str, Any]] | None = None) -> None:
@@ -227,7 +227,7 @@ class TorchDeviceRuntime(Runtime):
         self.api = "hip" if getattr(torch.version, "hip", None) else "cuda"
         self.errors: ErrorSource | None = None
         self.sync_marks: SyncMarks | None = None  # the loaded library's sync hooks (timing.sync), if it has them
-        self._backend: TorchBackend | None = None
+        self._device_timer: TorchDeviceTimer | None = None
         self._offered: DeviceCalibration | None = None  # from the first worker on this device (timing.calibration)
         self._nvml: Any = _nvml_handle(device_index) if self.api == "cuda" else None
         self._driver: Any = None  # the CUDA driver library while page-locking is on (None: pageable)
@@ -316,16 +316,16 @@ class TorchDeviceRuntime(Runtime):
                 raise CudaError.from_torch(exc, when) from None
 
     # ----- timing -----------------------------------------------------------------------
-    def backend(self, l2_flush: str = "") -> TorchBackend:
+    def device_timer(self, l2_flush: str = "") -> TorchDeviceTimer:
         mode = choose_flush_mode(l2_flush)
-        if self._backend is None or self._backend.flush_mode != mode:
-            self._backend = None  # free the old flush buffer first
-            self._backend = TorchBackend(self.torch, self.device, mode, telemetry=self.telemetry)
-        return self._backend
+        if self._device_timer is None or self._device_timer.flush_mode != mode:
+            self._device_timer = None  # free the old flush buffer first
+            self._device_timer = TorchDeviceTimer(self.torch, self.device, mode, telemetry=self.telemetry)
+        return self._device_timer
 
     def rotation_sets(self, working_set_bytes: int) -> int:
         """How many input sets `measure_sets` wants for a working set of this size (1 = no rotation)."""
-        return rotation_sets(working_set_bytes, self.backend().l2_bytes)
+        return rotation_sets(working_set_bytes, self.device_timer().l2_bytes)
 
     def measure(self, launch: Callable[[], Any], policy: TimingPolicy) -> Samples:
         return self.measure_sets([launch], policy)
@@ -338,9 +338,9 @@ class TorchDeviceRuntime(Runtime):
                               "not the legacy default stream that a C ABI solve() launches on; the events would not "
                               "bracket the kernel. Do not time inside a torch.cuda.stream(...) context.")
         self.synchronize()
-        backend = self.backend(policy.l2_flush)
-        handover = self._take_offered(backend)
-        samples = measure_device(list(launches), policy, backend, working_set_bytes, sync_marks=self.sync_marks)
+        device_timer = self.device_timer(policy.l2_flush)
+        handover = self._take_offered(device_timer)
+        samples = measure_device(list(launches), policy, device_timer, working_set_bytes, sync_marks=self.sync_marks)
         self.synchronize()
         samples.extra["device"] = self.device_name
         if handover is not None:
@@ -354,15 +354,15 @@ class TorchDeviceRuntime(Runtime):
 
     def calibration(self) -> DeviceCalibration | None:
         """This worker's calibrations (measured here or handed over), for later workers on this device."""
-        if self._backend is None:
+        if self._device_timer is None:
             return None
-        return export_calibration(self._backend, self.device_name, self._backend.flush_mode)
+        return export_calibration(self._device_timer, self.device_name, self._device_timer.flush_mode)
 
-    def _take_offered(self, backend: TorchBackend) -> dict[str, Any] | None:
+    def _take_offered(self, device_timer: TorchDeviceTimer) -> dict[str, Any] | None:
         offered, self._offered = self._offered, None
         if offered is None:
             return None
-        return seed_backend(backend, offered, self.device_name, backend.flush_mode)
+        return seed_device_timer(device_timer, offered, self.device_name, device_timer.flush_mode)
 
     # ----- facts ------------------------------------------------------------------------
     def telemetry(self) -> dict[str, Any]:

@@ -54,7 +54,7 @@ def kernel_shares(activities: list[Any]) -> list[dict[str, Any]]:
 
 
 def measure(path: Path, max_time_s: float = 2.0) -> dict[str, Any]:
-    from ..toolchains.torch_runtime import TorchBackend
+    from ..toolchains.torch_runtime import TorchDeviceTimer
 
     torch: Any = importlib.import_module("torch")  # untyped use: torch ships partial stubs for _dynamo
 
@@ -63,7 +63,7 @@ def measure(path: Path, max_time_s: float = 2.0) -> dict[str, Any]:
     spec = build_model(path)
     model, inputs, region = spec["model"], tuple(spec["inputs"]), str(spec["region"])
     device = torch.device("cuda", torch.cuda.current_device())
-    backend = TorchBackend(torch, device)
+    device_timer = TorchDeviceTimer(torch, device)
     policy = TimingPolicy(max_time_s=max_time_s, side_figures=False)
     result: dict[str, Any] = {"model": model_path(path), "region": region,
                               "device": torch.cuda.get_device_name(device)}
@@ -72,11 +72,11 @@ def measure(path: Path, max_time_s: float = 2.0) -> dict[str, Any]:
         compiled = torch.compile(model, **spec.get("compile", {}))
         compiled(*inputs)
         torch.cuda.synchronize(device)
-        result["compiled_ms"] = _median_ms(measure_device([lambda: compiled(*inputs)], policy, backend))
-        activities = backend.profile_activities(lambda: compiled(*inputs))
+        result["compiled_ms"] = _median_ms(measure_device([lambda: compiled(*inputs)], policy, device_timer))
+        activities = device_timer.profile_activities(lambda: compiled(*inputs))
         result["kernels"] = kernel_shares(activities) if activities is not None else []
         if activities is None:
-            result["profile_problem"] = getattr(backend, "profiler_problem", "torch.profiler recorded nothing")
+            result["profile_problem"] = getattr(device_timer, "profiler_problem", "torch.profiler recorded nothing")
         target = model.get_submodule(region)
         original = target.forward
         target.forward = torch._dynamo.disable(original)
@@ -85,7 +85,7 @@ def measure(path: Path, max_time_s: float = 2.0) -> dict[str, Any]:
             partial = torch.compile(model, **spec.get("compile", {}))
             partial(*inputs)
             torch.cuda.synchronize(device)
-            result["fallback_ms"] = _median_ms(measure_device([lambda: partial(*inputs)], policy, backend))
+            result["fallback_ms"] = _median_ms(measure_device([lambda: partial(*inputs)], policy, device_timer))
         finally:
             target.forward = original
     result["difference_ms"] = result["fallback_ms"] - result["compiled_ms"]

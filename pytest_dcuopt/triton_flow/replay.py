@@ -7,7 +7,7 @@ one config, so the grid is computed exactly as in the model. By default that con
 scaling are switched off in the autotuner's inductor_meta copy, its save_cache_hook is dropped, and `kernel.py` is
 loaded from a copy in a temporary folder so no `.best_config` of an earlier run is read and none is written beside
 the capture. The config recorded as timed is read back from the launcher Inductor ran, after the timing. Timing is
-`timing.device.measure_device` over `TorchBackend` (cold samples with the L2 flushed, the launch hidden behind a
+`timing.device.measure_device` over `TorchDeviceTimer` (cold samples with the L2 flushed, the launch hidden behind a
 delay kernel, the event cost removed): the same numbers a harness case gets, not a parse of printed lines. A kernel
 that writes into an input (in_out_ptr) runs on its own result after the first call: the time is right, the values
 are not checked (a replay has no reference; see to-case).
@@ -136,7 +136,7 @@ def replay(folder: Path, config_index: int | None = None, max_time_s: float = 2.
     record = read_json(folder / "capture.json", "the capture record")
     import torch
 
-    from ..toolchains.torch_runtime import TorchBackend
+    from ..toolchains.torch_runtime import TorchDeviceTimer
 
     if not torch.cuda.is_available():
         raise FlowError("run: torch sees no GPU here; a captured kernel runs only on a GPU like the one it was "
@@ -153,7 +153,7 @@ def replay(folder: Path, config_index: int | None = None, max_time_s: float = 2.
         launch, launcher_used = launcher(autotuner, record, entry, args, torch, device)
         before = launched(autotuner)
         samples = measure_device([launch], TimingPolicy(max_time_s=max_time_s, side_figures=False),
-                                 TorchBackend(torch, device))
+                                 TorchDeviceTimer(torch, device))
         after = launched(autotuner)
     if launch.__name__ == "direct":  # the @triton.jit function called with the entry's options: that is the config
         timed: dict[str, Any] | None = {k: entry[k] for k in ("config", "kwargs", "num_warps", "num_stages")}

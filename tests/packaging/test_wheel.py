@@ -150,7 +150,7 @@ def test_dcuopt_env_and_setup_work_with_the_installed_wheel(installed: Path, tmp
     probed = json.loads((tmp_path / "env.json").read_text())
     assert set(probed["toolchains"]) >= {"cpu", "cuda"}, probed["toolchains"]
 
-    run([dcuopt, "setup", "vector_add", "--backend", "cpu", "--pytest-args",
+    run([dcuopt, "setup", "vector_add", "--toolchain", "cpu", "--pytest-args",
          f"--dcuopt-cache-dir={tmp_path / 'cache'} --dcuopt-examples=5"], cwd=work, env=env)
     (run_dir,) = (work / "vector_add").glob("run_*")
     state = json.loads((run_dir / "state.json").read_text())

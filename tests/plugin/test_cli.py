@@ -21,7 +21,7 @@ from types import ModuleType
 import pytest
 
 from pytest_dcuopt.cli.main import main
-from pytest_dcuopt.profile.backends import PerfBackend
+from pytest_dcuopt.profile.profilers import PerfProfiler
 from tests.conftest import CASES, DATA
 from tests.context import skip_if_no_gxx
 
@@ -60,7 +60,7 @@ COALESCE = {"id": "memory.coalesced_access", "name": "Nothing new", "axis": "mem
 
 def expected_verdict() -> str:
     """The profile marker's verdict for a perf profile on this machine (a prefix of it when degraded)."""
-    lacking = PerfBackend().hardware_verdict()
+    lacking = PerfProfiler().hardware_verdict()
     return "profiled" if lacking is None else "degraded: perf unavailable: hardware events"
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_dcuopt.profile.backends import PerfBackend
+from pytest_dcuopt.profile.profilers import PerfProfiler
 from tests.conftest import KERNELS
 from tests.context import skip_if_no_gxx
 
@@ -61,7 +61,7 @@ def test_profile_mark_on_a_cpu_case(pytester: pytest.Pytester, shared_build_cach
     result = pytester.runpytest_subprocess("profiled", "badmark", f"--dcuopt-cache-dir={shared_build_cache}",
                                            f"--dcuopt-run-dir={run_dir}", "-k", "test_profile", "-rs",
                                            "-p", "no:cacheprovider")
-    hardware = PerfBackend().hardware_verdict()
+    hardware = PerfProfiler().hardware_verdict()
     outcomes = result.parseoutcomes()
     assert outcomes.get("failed") == 2  # both branches of the bad case, naming the key
     result.stdout.fnmatch_lines(["*profile mark (ref.py pytestmark): unknown keyword(s) ?'metric'?; allowed: metrics*"])
@@ -117,7 +117,7 @@ def test_under_xdist_the_profile_work_folders_land_in_the_controllers_run(
 
 
 WALLTIME = '''"""A profiler from outside pytest_dcuopt: the wall time of the profiled range, no tool."""
-from pytest_dcuopt.profile.backends import RANGE_NONE, Collected
+from pytest_dcuopt.profile.profilers import RANGE_NONE, Collected
 from pytest_dcuopt.profile.kernels import KernelRow
 from pytest_dcuopt.profile.metrics import Metric
 from pytest_dcuopt.tool import run_tool
@@ -165,6 +165,6 @@ def test_a_profiler_installed_from_outside_the_package_profiles_the_toolchain_it
                                            "-p", "no:cacheprovider")
     assert result.parseoutcomes().get("passed") == 2, result.stdout.str()
     entries = json.loads((run_dir / "profile.json").read_text())["profiles"]
-    assert [(e["branch"], e["backend"], e["outcome"]) for e in sorted(entries, key=lambda e: e["branch"])] == [
+    assert [(e["branch"], e["profiler"], e["outcome"]) for e in sorted(entries, key=lambda e: e["branch"])] == [
         ("baseline", "walltime", "profiled"), ("openmp", "walltime", "profiled")]
     assert all(e["metrics"]["kernel_time_s"]["source"] == "walltime: the profiled range" for e in entries)

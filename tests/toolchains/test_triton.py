@@ -306,7 +306,7 @@ def test_an_isa_mark_judges_the_aot_build_in_a_run(run_plugin, pytester: pytest.
     assert isa["outcome"] == "pass" and isa["arch"] == "gfx942"
 
 
-def test_auto_backends_collect_triton_branches_only_as_triton(pytester: pytest.Pytester) -> None:
+def test_auto_toolchains_collect_triton_branches_only_as_triton(pytester: pytest.Pytester) -> None:
     shutil.copytree(CASE, pytester.path / CASE.name)
     result = pytester.runpytest_subprocess(CASE.name, "--collect-only", "-q", "-p", "no:cacheprovider")
     lines = [line for line in result.stdout.lines if "::test_" in line]

@@ -14,13 +14,6 @@ from typing import Any
 
 import pytest
 
-from pytest_dcuopt.timing.backend import (
-    FALLBACK_L2_BYTES,
-    Activity,
-    DeviceBackend,
-    choose_flush_mode,
-    flush_bytes_for,
-)
 from pytest_dcuopt.timing.bracket import Hiding, delay_for, late_mask
 from pytest_dcuopt.timing.device import (
     MAX_ROTATION_SETS,
@@ -28,6 +21,13 @@ from pytest_dcuopt.timing.device import (
     hot_batch_for,
     measure_device,
     rotation_sets,
+)
+from pytest_dcuopt.timing.device_timer import (
+    FALLBACK_L2_BYTES,
+    Activity,
+    DeviceTimer,
+    choose_flush_mode,
+    flush_bytes_for,
 )
 from pytest_dcuopt.timing.offset import (
     CALIBRATION_BATCH,
@@ -68,7 +68,7 @@ class SimEvent:
         return (end.at - self.at) * 1e3
 
 
-class SimGpu(DeviceBackend):
+class SimGpu(DeviceTimer):
     """One stream. `kernel()` is the C ABI call: host cost, then the kernel is queued.
 
     Calls that wait for the device, as `solve`s written elsewhere do: `syncs` (cudaDeviceSynchronize after the
@@ -149,7 +149,7 @@ class SimGpu(DeviceBackend):
         found, self.recording = self.recording, None
         return found
 
-    # DeviceBackend
+    # DeviceTimer
     def event(self) -> SimEvent:
         return SimEvent(self)
 
@@ -221,7 +221,7 @@ def test_raw_event_times_count_the_bracket() -> None:
     assert statistics_median(samples.seconds) == pytest.approx(12 * US, rel=1e-6)
 
 
-def test_the_calibration_runs_once_per_device_backend() -> None:
+def test_the_calibration_runs_once_per_device_timer() -> None:
     gpu = SimGpu(bracket_s=0.7 * US, event_s=1.3 * US)
     gpu.bracket_cache = {}
     first = measure_device([gpu.kernel], POLICY, gpu, clock=gpu.clock).extra["event_offset"]

@@ -16,9 +16,9 @@ from pytest_dcuopt.case.buffers import resolve_shapes
 from pytest_dcuopt.case.cabi import parse_solve_signature
 from pytest_dcuopt.case.model import load_case
 from pytest_dcuopt.case.reference import load_reference
-from pytest_dcuopt.profile.backends import ProfileJob, backend_for
 from pytest_dcuopt.profile.kernels import KernelFilter, select_rows
 from pytest_dcuopt.profile.metrics import metric_set
+from pytest_dcuopt.profile.profilers import ProfileJob, profiler_for
 from pytest_dcuopt.toolchains import make_toolchain
 from pytest_dcuopt.toolchains.binding import BindSpec
 from pytest_dcuopt.toolchains.cache import BuildCache
@@ -48,21 +48,21 @@ def request_for(workdir: Path, range_fields: dict[str, str], n: int) -> Path:
 
 
 def test_perf_counts_only_the_profiled_solve_call_or_says_why_it_is_degraded(tmp_path: Path) -> None:
-    backend = backend_for("cpu", "x86")
-    assert backend is not None and backend.missing() is None
-    request = request_for(tmp_path, backend.range_request(tmp_path), 1 << 22)
+    profiler = profiler_for("cpu", "x86")
+    assert profiler is not None and profiler.missing() is None
+    request = request_for(tmp_path, profiler.range_request(tmp_path), 1 << 22)
     target = (sys.executable, "-m", "pytest_dcuopt.run.profile_target", str(request))
-    collected = backend.collect(ProfileJob(target, tmp_path, timeout_s=120))
+    collected = profiler.collect(ProfileJob(target, tmp_path, timeout_s=120))
     assert collected.failure is None, collected.failure
     result = json.loads(Path(f"{request}.result.json").read_text())
     assert result["calls"] == 2 and result["range"] == "perf-fifo" and result["copy"]["bytes_per_s"] > 0
     chosen = select_rows(collected.rows, KernelFilter({"solve": "solve"}), last_call_only=False)
     assert [r.kernel for r in chosen.counted] == ["solve"]
-    metrics = metric_set(backend.normalize(chosen.counted, collected, result))
+    metrics = metric_set(profiler.normalize(chosen.counted, collected, result))
     # task-clock counts the profiled call only: far below the process's own run time (interpreter start, the
     # copy measurement, loading, the warm-up call), which perf would have counted without the range
     assert 0 < metrics["task_clock_s"].value < 0.5 * collected.runs[0].seconds
-    hardware = backend.hardware_verdict()  # type: ignore[attr-defined]
+    hardware = profiler.hardware_verdict()  # type: ignore[attr-defined]
     if hardware is None:
         assert collected.degraded is None and metrics["instructions"].value > (1 << 22) / 16
     else:

@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from pytest_dcuopt.timing.backend import Activity
 from pytest_dcuopt.timing.bracket import calibrate_hiding
 from pytest_dcuopt.timing.device import measure_device
+from pytest_dcuopt.timing.device_timer import Activity
 from pytest_dcuopt.timing.policy import METHOD_ENV, TOO_FEW, TimingPolicy, choose_method
 from pytest_dcuopt.timing.sync import DETECT_MIN_DELAY_S, MarkedCall, detect_sync, marked_seconds, split_at_markers
 from tests.unit.test_device_timing import US, SimEvent, SimGpu

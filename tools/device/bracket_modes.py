@@ -60,7 +60,7 @@ def quantiles(values: list[float]) -> dict[str, float]:
             "p90": round(ordered[(9 * n) // 10] * 1e6, 3), "n": n}
 
 
-def samples(backend: Any, body: Callable[[], Any], delay_s: float, rate: float, isolated: bool) -> list[float]:
+def samples(device_timer: Any, body: Callable[[], Any], delay_s: float, rate: float, isolated: bool) -> list[float]:
     from pytest_dcuopt.timing.bracket import Hiding, queue_bracket, settle
 
     hiding = Hiding(True, cycles_per_s=rate, delay_s=delay_s)
@@ -70,10 +70,10 @@ def samples(backend: Any, body: Callable[[], Any], delay_s: float, rate: float, 
         spans: list[float] = []
         for _ in range(20):
             if isolated:
-                backend.synchronize()
-            backend.flush()
-            queue_bracket(backend, body, hiding, time.perf_counter, marks, spans)
-        backend.synchronize()
+                device_timer.synchronize()
+            device_timer.flush()
+            queue_bracket(device_timer, body, hiding, time.perf_counter, marks, spans)
+        device_timer.synchronize()
         times, late = settle(marks, spans, hiding, 1)
         kept += [t for t, is_late in zip(times, late, strict=True) if not is_late]
         if len(kept) >= SAMPLES:
@@ -89,17 +89,17 @@ def main() -> None:
     import torch
 
     from pytest_dcuopt.timing.bracket import calibrate_hiding, delay_for, host_launch_seconds
-    from pytest_dcuopt.toolchains.torch_runtime import TorchBackend
+    from pytest_dcuopt.toolchains.torch_runtime import TorchDeviceTimer
 
-    backend = TorchBackend(torch, torch.device("cuda"))
+    device_timer = TorchDeviceTimer(torch, torch.device("cuda"))
     found = kernels(args.cache)
-    tiny = backend.tiny_kernel
-    host = host_launch_seconds(found["baseline@1M"], backend, time.perf_counter)
-    rate = calibrate_hiding(backend, host).cycles_per_s
+    tiny = device_timer.tiny_kernel
+    host = host_launch_seconds(found["baseline@1M"], device_timer, time.perf_counter)
+    rate = calibrate_hiding(device_timer, host).cycles_per_s
     auto = delay_for(host)
     for launch in found.values():  # warm
         launch()
-    backend.synchronize()
+    device_timer.synchronize()
 
     def repeat(count: int) -> Callable[[], None]:
         def body() -> None:
@@ -113,7 +113,7 @@ def main() -> None:
     for isolated in (False, True):
         for delay in (auto, 100e-6, 300e-6):
             key = f"{'isolated' if isolated else 'chunked'}@{delay * 1e6:.0f}us"
-            rows = {name: samples(backend, body, max(delay, auto), rate, isolated) for name, body in targets.items()}
+            rows = {name: samples(device_timer, body, max(delay, auto), rate, isolated) for name, body in targets.items()}
             summary = {name: quantiles(values) for name, values in rows.items()}
             t = {name: statistics.median(values) for name, values in rows.items()}
             per_kernel = (t["tiny34"] - t["tiny2"]) / 32

@@ -7,7 +7,7 @@ Evidence for docs/gpu-timing.md ("the event bracket's cost"). Two subcommands, r
               fill kernel; writes JSON
   ncu-target  the program ncu runs: each target's calls between cudaProfilerStart/Stop, a marker between
   spread      one process's harness numbers for the 5-20 us targets, and alternating kernel/tiny-kernel windows
-  calibrate   the per-device bracket calibration repeated (fresh backends; run it several times for fresh
+  calibrate   the per-device bracket calibration repeated (fresh device_timers; run it several times for fresh
               processes), with every raw bracket sample kept
 
 Targets: vector_add (scalar and float4) over a size sweep, and two suite branches at their GPU dims.
@@ -63,12 +63,12 @@ def cmd_measure(args: argparse.Namespace) -> None:
     runtime = None
     raw_policy = replace(policy(0.5), event_offset="none")  # raw event times; the profiler is run explicitly below
 
-    def record(label: str, launch: Callable[[], Any], backend: Any, nbytes: int = 0) -> None:
-        samples = measure_device([launch], raw_policy, backend, nbytes)
+    def record(label: str, launch: Callable[[], Any], device_timer: Any, nbytes: int = 0) -> None:
+        samples = measure_device([launch], raw_policy, device_timer, nbytes)
         raw = statistics.median(samples.seconds)
         hiding = Hiding(True, samples.extra["launch_hiding"]["cycles_per_us"] * 1e6,
                         samples.extra["launch_hiding"]["delay_us"] * 1e-6)
-        offset = calibrate_offset(launch, backend, hiding, raw, samples=40)
+        offset = calibrate_offset(launch, device_timer, hiding, raw, samples=40)
         result[label] = {"raw_event_median_us": raw * 1e6, "raw_min_us": min(samples.seconds) * 1e6,
                          "n": len(samples.seconds), "hot_us": samples.extra["hot"]["median_ms"] * 1e3,
                          "profiler": offset.to_json()}
@@ -78,18 +78,18 @@ def cmd_measure(args: argparse.Namespace) -> None:
     for target in kernel_targets():
         loaded = Loaded(target, args.cache, runtime)
         runtime = loaded.runtime
-        backend = runtime.backend()
-        record(target.label, loaded.binding.launch, backend, loaded.binding.nbytes)
+        device_timer = runtime.device_timer()
+        record(target.label, loaded.binding.launch, device_timer, loaded.binding.nbytes)
         del loaded
         torch.cuda.empty_cache()
-    backend = runtime.backend()
-    record("empty event pair", lambda: None, backend)
-    record("1-element fill kernel", fill_kernel(), backend)
+    device_timer = runtime.device_timer()
+    record("empty event pair", lambda: None, device_timer)
+    record("1-element fill kernel", fill_kernel(), device_timer)
     args.out.write_text(json.dumps(result, indent=1))
 
 
 def cmd_calibrate(args: argparse.Namespace) -> None:
-    """How much the per-device calibration varies: repeated in this process (fresh backends) and in fresh
+    """How much the per-device calibration varies: repeated in this process (fresh device_timers) and in fresh
     processes (--fresh), keeping every raw bracket sample so other estimators can be compared."""
     import time
 
@@ -97,20 +97,20 @@ def cmd_calibrate(args: argparse.Namespace) -> None:
 
     from pytest_dcuopt.timing.bracket import calibrate_hiding, host_launch_seconds
     from pytest_dcuopt.timing.offset import CALIBRATION_BATCH, bracketed_samples, calibrate_bracket
-    from pytest_dcuopt.toolchains.torch_runtime import TorchBackend
+    from pytest_dcuopt.toolchains.torch_runtime import TorchDeviceTimer
 
     reps = []
     for _ in range(args.reps):
-        backend = TorchBackend(torch, torch.device("cuda"))
-        launch = backend.tiny_kernel
-        host = host_launch_seconds(launch, backend, time.perf_counter)
-        hiding = calibrate_hiding(backend, host)
-        raw = {count: bracketed_samples(backend, launch, count, hiding, host, time.perf_counter, args.samples)
+        device_timer = TorchDeviceTimer(torch, torch.device("cuda"))
+        launch = device_timer.tiny_kernel
+        host = host_launch_seconds(launch, device_timer, time.perf_counter)
+        hiding = calibrate_hiding(device_timer, host)
+        raw = {count: bracketed_samples(device_timer, launch, count, hiding, host, time.perf_counter, args.samples)
                for count in (0, 1, 2, CALIBRATION_BATCH)}
-        offset = calibrate_bracket(backend, hiding, time.perf_counter)
+        offset = calibrate_bracket(device_timer, hiding, time.perf_counter)
         reps.append({"offset": offset.to_json(), "raw_us": {c: [t * 1e6 for t in v] for c, v in raw.items()}})
         print(json.dumps({k: v for k, v in offset.to_json().items() if k != "what"}), flush=True)
-        del backend
+        del device_timer
     args.out.write_text(json.dumps(reps))
 
 
@@ -140,19 +140,19 @@ def cmd_spread(args: argparse.Namespace) -> None:
         result["harness"][target.label] = {"median_us": statistics.median(samples.seconds) * 1e6,
                                            "raw_us": offset["raw_event_median_ms"] * 1e3,
                                            "offset_us": offset.get("offset_us"), "reused": offset.get("reused", False)}
-        backend = runtime.backend()
-        host = host_launch_seconds(loaded.binding.launch, backend, time.perf_counter)
-        hiding = calibrate_hiding(backend, host)
+        device_timer = runtime.device_timer()
+        host = host_launch_seconds(loaded.binding.launch, device_timer, time.perf_counter)
+        hiding = calibrate_hiding(device_timer, host)
         hiding.delay_s = max(hiding.delay_s, 200e-6)  # every bracket on time: no late samples to drop
         windows = []
         for _ in range(6):
             marks: Marks = []
             spans: list[float] = []
             for _ in range(60):
-                for body in (loaded.binding.launch, backend.tiny_kernel):
-                    backend.flush()
-                    queue_bracket(backend, body, hiding, time.perf_counter, marks, spans)
-            backend.synchronize()
+                for body in (loaded.binding.launch, device_timer.tiny_kernel):
+                    device_timer.flush()
+                    queue_bracket(device_timer, body, hiding, time.perf_counter, marks, spans)
+            device_timer.synchronize()
             times, late = settle(marks, spans, hiding, 1)
             kernel = [t for i, (t, bad) in enumerate(zip(times, late)) if i % 2 == 0 and not bad]
             tiny = [t for i, (t, bad) in enumerate(zip(times, late)) if i % 2 == 1 and not bad]

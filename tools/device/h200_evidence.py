@@ -234,7 +234,7 @@ def cmd_extras(args: argparse.Namespace) -> None:
     import torch
 
     from pytest_dcuopt.timing.device import measure_device
-    from pytest_dcuopt.toolchains.torch_runtime import TorchBackend
+    from pytest_dcuopt.toolchains.torch_runtime import TorchDeviceTimer
 
     result: dict[str, Any] = {"sweep": {}, "flush_modes": {}}
     runtime = None
@@ -254,10 +254,10 @@ def cmd_extras(args: argparse.Namespace) -> None:
         }
         modes = {}
         for mode in ("read", "write", "none"):
-            backend = TorchBackend(torch, runtime.device, flush_mode=mode, telemetry=runtime.telemetry)
-            measured = measure_device([loaded.binding.launch], policy(0.3), backend, loaded.binding.nbytes)
+            device_timer = TorchDeviceTimer(torch, runtime.device, flush_mode=mode, telemetry=runtime.telemetry)
+            measured = measure_device([loaded.binding.launch], policy(0.3), device_timer, loaded.binding.nbytes)
             modes[mode] = summary_ms(measured.seconds)
-            del backend
+            del device_timer
         result["flush_modes"][target.label] = modes
         del loaded
         torch.cuda.empty_cache()
@@ -273,7 +273,7 @@ def near_limit(state_path: Path, cache: Path, runtime: Any) -> dict[str, Any]:
     import torch
 
     from pytest_dcuopt.timing.device import measure_device
-    from pytest_dcuopt.toolchains.torch_runtime import TorchBackend
+    from pytest_dcuopt.toolchains.torch_runtime import TorchDeviceTimer
 
     branches = [(record["timing"]["median_ms"], branch, record) for case, branch, record in suite_branches(state_path)
                 if case == "vector_add"]
@@ -289,8 +289,8 @@ def near_limit(state_path: Path, cache: Path, runtime: Any) -> dict[str, Any]:
     copy_bytes = 4 * NEAR_LIMIT_N  # 1 GiB read + 1 GiB written per copy
     src = torch.randn(NEAR_LIMIT_N, device="cuda")
     dst = torch.empty_like(src)
-    backend = TorchBackend(torch, torch.device("cuda"), telemetry=runtime.telemetry if runtime else None)
-    copy = measure_device([lambda: dst.copy_(src)], policy(2.0), backend, 2 * copy_bytes)
+    device_timer = TorchDeviceTimer(torch, torch.device("cuda"), telemetry=runtime.telemetry if runtime else None)
+    copy = measure_device([lambda: dst.copy_(src)], policy(2.0), device_timer, 2 * copy_bytes)
     copy_s = statistics.median(copy.seconds)
     kernel_gbps, copy_gbps = kernel_bytes / kernel_s / 1e9, 2 * copy_bytes / copy_s / 1e9
     return {"champion": champion, "N": NEAR_LIMIT_N, "kernel_median_ms": kernel_s * 1e3, "kernel_GBps": kernel_gbps,

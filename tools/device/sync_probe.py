@@ -40,33 +40,33 @@ def main() -> None:
     from pytest_dcuopt.toolchains.binding import BindSpec
     from pytest_dcuopt.toolchains.cache import BuildCache
     from pytest_dcuopt.toolchains.cuda import CudaToolchain
-    from pytest_dcuopt.toolchains.torch_runtime import TorchBackend
+    from pytest_dcuopt.toolchains.torch_runtime import TorchDeviceTimer
 
     dims = json.loads((args.case / "dims.json").read_text())
     reference = load_reference(args.case / "ref.py", dims)
     toolchain = CudaToolchain()
     runtime = toolchain.runtime()
-    backend = TorchBackend(torch, torch.device("cuda", 0), "read")
+    device_timer = TorchDeviceTimer(torch, torch.device("cuda", 0), "read")
     ghz = torch.cuda.get_device_properties(0).clock_rate / 1e6 if hasattr(
         torch.cuda.get_device_properties(0), "clock_rate") else 1.98
     cycles_per_us = ghz * 1e3
 
     def protocol(name: str, launch) -> None:  # noqa: ANN001
         if name == "idle":
-            backend.flush(); backend.sleep(1000); backend.synchronize()
+            device_timer.flush(); device_timer.sleep(1000); device_timer.synchronize()
         elif name == "lead20":
-            backend.flush(); backend.synchronize(); backend.sleep(int(20 * cycles_per_us))
+            device_timer.flush(); device_timer.synchronize(); device_timer.sleep(int(20 * cycles_per_us))
         elif name == "lead200":
-            backend.flush(); backend.sleep(int(200 * cycles_per_us))
+            device_timer.flush(); device_timer.sleep(int(200 * cycles_per_us))
         elif name == "noflush":
-            backend.sleep(1000); backend.synchronize()
+            device_timer.sleep(1000); device_timer.synchronize()
         elif name == "settle":
-            backend.flush(); backend.synchronize()
+            device_timer.flush(); device_timer.synchronize()
             end = time.perf_counter() + 200e-6
             while time.perf_counter() < end:
                 pass
         launch()
-        backend.synchronize()
+        device_timer.synchronize()
 
     results: dict[str, dict[str, float]] = {}
     source_for = {"baseline": args.case / "kernel.cu"}
@@ -79,11 +79,11 @@ def main() -> None:
         binding = kernel.bind(spec, runtime)
         for _ in range(10):
             binding.launch()
-        backend.synchronize()
+        device_timer.synchronize()
         results[branch] = {}
         for rnd in range(2):
             for name in ("idle", "lead20", "lead200", "noflush", "settle"):
-                acts = backend.profile_activities(lambda: [protocol(name, binding.launch) for _ in range(SAMPLES)])
+                acts = device_timer.profile_activities(lambda: [protocol(name, binding.launch) for _ in range(SAMPLES)])
                 kernels = [a.seconds * 1e6 for a in acts or [] if "affine" in a.name]
                 key = f"{name}#{rnd}"
                 results[branch][key] = round(statistics.median(kernels), 3) if kernels else -1.0

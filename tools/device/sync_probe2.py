@@ -30,35 +30,35 @@ def main() -> None:
     from pytest_dcuopt.toolchains.binding import BindSpec
     from pytest_dcuopt.toolchains.cache import BuildCache
     from pytest_dcuopt.toolchains.cuda import CudaToolchain
-    from pytest_dcuopt.toolchains.torch_runtime import TorchBackend
+    from pytest_dcuopt.toolchains.torch_runtime import TorchDeviceTimer
 
     toolchain = CudaToolchain()
     runtime = toolchain.runtime()
-    backend = TorchBackend(torch, torch.device("cuda", 0), "read")
+    device_timer = TorchDeviceTimer(torch, torch.device("cuda", 0), "read")
     cyc_us = 1980.0
     out: dict[str, object] = {"samples": SAMPLES}
 
     def hidden_sample(launch, events):  # noqa: ANN001, ANN202
-        backend.flush()
-        backend.sleep(int(300 * cyc_us))  # the host queues start, call, end while this runs
-        s, e = backend.event(), backend.event()
+        device_timer.flush()
+        device_timer.sleep(int(300 * cyc_us))  # the host queues start, call, end while this runs
+        s, e = device_timer.event(), device_timer.event()
         s.record(); launch(); e.record()
         events.append((s, e))
 
     def lead_sync_sample(launch, events):  # noqa: ANN001, ANN202
-        backend.flush()
-        backend.sleep(int(300 * cyc_us))
-        s, e = backend.event(), backend.event()
+        device_timer.flush()
+        device_timer.sleep(int(300 * cyc_us))
+        s, e = device_timer.event(), device_timer.event()
         s.record(); launch(); e.record()  # a synchronizing call returns after its kernel: e lands late
         events.append((s, e))
-        backend.synchronize()
+        device_timer.synchronize()
 
     def idle_sample(launch, events):  # noqa: ANN001, ANN202
-        backend.flush(); backend.synchronize()
-        s, e = backend.event(), backend.event()
+        device_timer.flush(); device_timer.synchronize()
+        s, e = device_timer.event(), device_timer.event()
         s.record(); launch(); e.record()
         events.append((s, e))
-        backend.synchronize()
+        device_timer.synchronize()
 
     def measure(launch, how, profiled):  # noqa: ANN001, ANN202
         events: list = []
@@ -67,10 +67,10 @@ def main() -> None:
             for _ in range(SAMPLES):
                 how(launch, events)
         if profiled:
-            acts = backend.profile_activities(body) or []
+            acts = device_timer.profile_activities(body) or []
             kern = [a.seconds * 1e6 for a in acts if "affine" in a.name or "twice" in a.name]
         else:
-            body(); backend.synchronize(); kern = []
+            body(); device_timer.synchronize(); kern = []
         ev = [s.elapsed_time(e) * 1e3 for s, e in events]
         return {"event_us": round(statistics.median(ev), 3),
                 "cupti_us": round(statistics.median(kern), 3) if kern else None}
@@ -86,7 +86,7 @@ def main() -> None:
             binding = kernel.bind(spec, runtime)
             for _ in range(10):
                 binding.launch()
-            backend.synchronize()
+            device_timer.synchronize()
             hows = {"hidden": hidden_sample, "idle": idle_sample} if branch == "baseline" else \
                 {"lead": lead_sync_sample, "idle": idle_sample}
             for name, how in hows.items():

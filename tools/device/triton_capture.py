@@ -63,7 +63,7 @@ def profile_model() -> list[dict[str, Any]]:
     """The compiled model's kernels ranked by device time (torch.profiler, as `report --fallback` ranks them)."""
     import torch
 
-    from pytest_dcuopt.toolchains.torch_runtime import TorchBackend
+    from pytest_dcuopt.toolchains.torch_runtime import TorchDeviceTimer
     from pytest_dcuopt.triton_flow.fallback import kernel_shares
 
     spec = build()
@@ -71,7 +71,7 @@ def profile_model() -> list[dict[str, Any]]:
     with torch.no_grad():
         compiled(*spec["inputs"])
         torch.cuda.synchronize()
-        activities = TorchBackend(torch, torch.device("cuda", torch.cuda.current_device())).profile_activities(
+        activities = TorchDeviceTimer(torch, torch.device("cuda", torch.cuda.current_device())).profile_activities(
             lambda: compiled(*spec["inputs"]))
     return kernel_shares(activities or [])
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from pytest_dcuopt.cli import env
-from pytest_dcuopt.profile.backends import PerfBackend
+from pytest_dcuopt.profile.profilers import PerfProfiler
 from pytest_dcuopt.toolchains.tool_finders import TOOL_FINDERS
 
 HIPPROF = """#!/bin/sh
@@ -59,7 +59,7 @@ def test_perf_without_hardware_counters_is_not_available() -> None:
     if tools["perf"]["path"] is None:
         pytest.skip("perf is not installed here")
     env.probe_counters(tools)
-    counts = PerfBackend().hardware_verdict() is None
+    counts = PerfProfiler().hardware_verdict() is None
     assert tools["perf"]["available"] is counts
     if not counts:
         assert tools["perf"]["unusable"].startswith(f"installed at {tools['perf']['path']}, but `perf stat")

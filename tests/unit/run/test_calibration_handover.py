@@ -1,6 +1,6 @@
 """Calibrations once per device: the pytest side of the hand-over, with a real CPU kernel worker.
 
-The GPU side (a worker seeding its backend, and exporting what it measured) runs on the simulated stream in
+The GPU side (a worker seeding its device timer, and exporting what it measured) runs on the simulated stream in
 tests/unit/timing/test_device_side_figures_and_calibration.py; here the request and reply carry the calibration
 through a real worker process, and a host runtime (which has nothing to calibrate) neither takes nor gives one.
 """

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from pytest_dcuopt.timing.calibration import CalibrationStore, DeviceCalibration, export_calibration, seed_backend
+from pytest_dcuopt.timing.calibration import CalibrationStore, DeviceCalibration, export_calibration, seed_device_timer
 from pytest_dcuopt.timing.device import measure_device
 from pytest_dcuopt.timing.side_figures import SIDE_FIGURES_OFF
 from tests.unit.test_device_timing import POLICY, US, SimGpu
@@ -24,7 +24,7 @@ PROBE_CYCLES = 200_000  # timing.bracket.calibrate_hiding's probe
 
 
 class CountingGpu(SimGpu):
-    """A SimGpu with per-process caches, as TorchBackend has, counting the calibration work it is asked to do."""
+    """A SimGpu with per-process caches, as TorchDeviceTimer has, counting the calibration work it is asked to do."""
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -89,7 +89,7 @@ def test_the_first_worker_calibrates_and_later_workers_on_the_device_take_it_ove
     later = bracketed_gpu()
     offered = store.get("gpu 0")
     assert offered is not None
-    note = seed_backend(later, offered, "Sim H200", "read")
+    note = seed_device_timer(later, offered, "Sim H200", "read")
     assert note["accepted"] and note["taken"] == ["delay kernel rate", "event bracket cost"]
     timed = measure_device([later.kernel], NO_SIDES, later, clock=later.clock).extra
     assert later.tiny_calls == 0 and later.rate_probes == 0  # it calibrated nothing
@@ -110,7 +110,7 @@ def test_a_worker_keeps_its_own_calibration_and_reuses_it_for_its_next_measureme
     assert gpu.tiny_calls == calls and gpu.rate_probes == 5
     assert again["launch_hiding"]["cycles_per_us_from"].startswith("reused (measured by pid")
     offered = DeviceCalibration("Sim H200", "read", 1.0, "pid 1", None)
-    assert seed_backend(gpu, offered, "Sim H200", "read")["taken"] == []  # what it measured itself stays
+    assert seed_device_timer(gpu, offered, "Sim H200", "read")["taken"] == []  # what it measured itself stays
 
 
 def test_a_calibration_from_another_device_or_flush_is_refused_and_measured_afresh() -> None:
@@ -119,9 +119,9 @@ def test_a_calibration_from_another_device_or_flush_is_refused_and_measured_afre
     calibration = export_calibration(first, "Sim H200", "read")
     assert calibration is not None
     other = bracketed_gpu()
-    refused = seed_backend(other, calibration, "Sim A100", "read")
+    refused = seed_device_timer(other, calibration, "Sim A100", "read")
     assert refused["accepted"] is False and "'Sim H200'" in refused["reason"] and "measured afresh" in refused["reason"]
-    assert seed_backend(other, calibration, "Sim H200", "write")["accepted"] is False
+    assert seed_device_timer(other, calibration, "Sim H200", "write")["accepted"] is False
     measure_device([other.kernel], NO_SIDES, other, clock=other.clock)
     assert other.tiny_calls > 100 and other.rate_probes == 5
 
@@ -133,7 +133,7 @@ def test_the_event_offset_mode_still_decides_what_is_subtracted(mode: str) -> No
     calibration = export_calibration(first, "Sim H200", "read")
     assert calibration is not None and calibration.bracket is not None
     later = bracketed_gpu(profiler=True)
-    seed_backend(later, calibration, "Sim H200", "read")
+    seed_device_timer(later, calibration, "Sim H200", "read")
     offset = measure_device([later.kernel], replace(NO_SIDES, event_offset=mode), later,
                             clock=later.clock).extra["event_offset"]
     assert "handed_over" not in offset
@@ -143,7 +143,7 @@ def test_the_event_offset_mode_still_decides_what_is_subtracted(mode: str) -> No
         assert offset["applied"] is False and "`none`" in offset["reason"]
 
 
-def test_a_backend_without_caches_exports_nothing() -> None:
+def test_a_device_timer_without_caches_exports_nothing() -> None:
     gpu = SimGpu()  # no caches: calibrates on every measurement, as a runtime without them did
     measure_device([gpu.kernel], NO_SIDES, gpu, clock=gpu.clock)
     assert export_calibration(gpu, "Sim", "read") is None

@@ -1,7 +1,7 @@
-"""What device timing needs from a runtime: the `DeviceBackend` protocol, and how big its L2 flush is.
+"""What device timing needs from a runtime: the `DeviceTimer` protocol, and how big its L2 flush is.
 
-A backend queues work on the stream the kernel uses: timing events, a delay kernel, an L2 flush and
-(optionally) the runtime's smallest kernel and a profiler hook. `toolchains.torch_runtime.TorchBackend`
+A device timer queues work on the stream the kernel uses: timing events, a delay kernel, an L2 flush and
+(optionally) the runtime's smallest kernel and a profiler hook. `toolchains.torch_runtime.TorchDeviceTimer`
 implements it over `torch.cuda` (CUDA or ROCm builds of torch alike); the unit tests simulate one.
 """
 from __future__ import annotations
@@ -37,7 +37,7 @@ class Event(Protocol):
     def elapsed_time(self, end: Any) -> float: ...  # milliseconds, like torch.cuda.Event
 
 
-class DeviceBackend(Protocol):
+class DeviceTimer(Protocol):
     """What device timing needs from a runtime.
 
     Subclass it to inherit the defaults of the optional members: no tiny kernel, no profiler, and no

@@ -1,10 +1,10 @@
-"""Profiler backends and their registry: a backend is chosen by the toolchain and ISA family it `serves` (never an
+"""Profilers and their registry: a profiler is chosen by the toolchain and ISA family it `serves` (never an
 if/elif chain), from the built-in ones below and those installed under the `pytest_dcuopt.profilers` entry point
 group, like toolchains (`toolchains/__init__.py`): a plugin package adds `name = "module:Class"` to its
-`[project.entry-points."pytest_dcuopt.profilers"]`. An installed backend serving a (toolchain, family) that a
+`[project.entry-points."pytest_dcuopt.profilers"]`. An installed profiler serving a (toolchain, family) that a
 built-in one serves takes it; one with a built-in's name replaces it.
 
-A backend knows its tool: what is missing on this machine (`missing`), what the profile target needs for its
+A profiler knows its tool: what is missing on this machine (`missing`), what the profile target needs for its
 profiled range (`range_request`), the commands that wrap the target (`collect`, through `tool.run_tool` with a
 timeout), and how its raw rows become normalized metrics (`normalize`). Its failures are outcomes, never
 exceptions: `Collected.failure` (the tool ran and failed: inconclusive, with its stderr) or
@@ -52,17 +52,17 @@ class Collected:
     failure: str | None = None  # the tool failed: inconclusive
     degraded: str | None = None  # essential counters unavailable: degraded
     notes: list[str] = field(default_factory=list)
-    extra: dict[str, Any] = field(default_factory=dict)  # backend-specific raw results (e.g. perf's PerfStat)
+    extra: dict[str, Any] = field(default_factory=dict)  # profiler-specific raw results (e.g. perf's PerfStat)
 
 
-class ProfileBackend(Protocol):
+class Profiler(Protocol):
     name: str
     tool: str
     range_kind: str  # RANGE_*: how the profile target brackets the profiled call
     serves: tuple[tuple[str, str], ...]  # the (toolchain, ISA family of the built artifact) pairs it profiles
 
     def missing(self) -> str | None:
-        """What is missing for this backend here (None: ready)."""
+        """What is missing for this profiler here (None: ready)."""
 
     def range_request(self, workdir: Path) -> dict[str, Any]:
         """Fields the profile target's request needs for the profiled range (FIFO paths, ...)."""
@@ -85,7 +85,8 @@ def _read(path: Path) -> str | None:
 
 @dataclass(frozen=True)
 class OnPath:
-    """What a backend needs installed: one of `commands` on PATH; `otherwise` says what is missing and where to look."""
+    """What a profiler needs installed: one of `commands` on PATH; `otherwise` says what is missing and where to
+    look."""
 
     commands: tuple[str, ...]
     otherwise: str
@@ -94,8 +95,8 @@ class OnPath:
         return None if any(which(command) for command in self.commands) else self.otherwise
 
 
-class _RequestFreeBackend:
-    """A backend whose tool only has to be on PATH (`requires`) and whose profiled range needs nothing in the target's
+class _RequestFreeProfiler:
+    """A profiler whose tool only has to be on PATH (`requires`) and whose profiled range needs nothing in the target's
     request: the profiler API brackets the call, or the tool records the whole process."""
 
     requires: OnPath
@@ -108,7 +109,7 @@ class _RequestFreeBackend:
 
 
 # ----- CPU: perf stat ---------------------------------------------------------------------------------------
-class PerfBackend:
+class PerfProfiler:
     name = "perf"
     tool = "perf stat"
     range_kind = RANGE_PERF_FIFO
@@ -172,7 +173,7 @@ class PerfBackend:
 
 
 # ----- NVIDIA: Nsight Compute -------------------------------------------------------------------------------
-class NcuBackend(_RequestFreeBackend):
+class NcuProfiler(_RequestFreeProfiler):
     name = "ncu"
     tool = "ncu"
     range_kind = RANGE_PROFILER_API
@@ -209,7 +210,7 @@ class NcuBackend(_RequestFreeBackend):
 
 
 # ----- Hygon DCU: hipprof -----------------------------------------------------------------------------------
-class HipprofBackend(_RequestFreeBackend):
+class HipprofProfiler(_RequestFreeProfiler):
     name = "hipprof"
     tool = "hipprof"
     range_kind = RANGE_NONE
@@ -280,7 +281,7 @@ ROCM_COUNTERS = ("SQ_WAVES", "SQ_INSTS_VALU", "SQ_INSTS_LDS", "SQ_LDS_BANK_CONFL
                  "TCC_HIT_sum", "TCC_MISS_sum", "TCC_EA_RDREQ_sum", "TCC_EA_WRREQ_sum")
 
 
-class RocprofBackend(_RequestFreeBackend):
+class RocprofProfiler(_RequestFreeProfiler):
     name = "rocprof"
     tool = "rocprofv3 / rocprof"
     range_kind = RANGE_NONE
@@ -320,16 +321,16 @@ class RocprofBackend(_RequestFreeBackend):
 # ----- the registry -------------------------------------------------------------------------------------------
 ENTRY_POINT_GROUP = "pytest_dcuopt.profilers"
 BUILTIN: dict[str, str] = {
-    "perf": "pytest_dcuopt.profile.backends:PerfBackend",
-    "ncu": "pytest_dcuopt.profile.backends:NcuBackend",
-    "hipprof": "pytest_dcuopt.profile.backends:HipprofBackend",
-    "rocprof": "pytest_dcuopt.profile.backends:RocprofBackend",
+    "perf": "pytest_dcuopt.profile.profilers:PerfProfiler",
+    "ncu": "pytest_dcuopt.profile.profilers:NcuProfiler",
+    "hipprof": "pytest_dcuopt.profile.profilers:HipprofProfiler",
+    "rocprof": "pytest_dcuopt.profile.profilers:RocprofProfiler",
 }
 
 
 @functools.cache
 def _installed() -> tuple[tuple[str, str], ...]:
-    """Built-in and installed backends (name -> "module:Class"), read once per process; installed ones after the
+    """Built-in and installed profilers (name -> "module:Class"), read once per process; installed ones after the
     built-ins, in name order."""
     found = dict(BUILTIN)
     for entry in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
@@ -337,31 +338,31 @@ def _installed() -> tuple[tuple[str, str], ...]:
     return tuple(found.items())
 
 
-def backend_class(name: str) -> type[ProfileBackend]:
-    """The registered backend `name` (a class whose instances are `ProfileBackend`s)."""
+def profiler_class(name: str) -> type[Profiler]:
+    """The registered profiler `name` (a class whose instances are `Profiler`s)."""
     registry = dict(_installed())
     if name not in registry:
-        raise KeyError(f"unknown profiler backend {name!r}; registered: {', '.join(sorted(registry))}")
+        raise KeyError(f"unknown profiler {name!r}; registered: {', '.join(sorted(registry))}")
     module_name, _, attribute = registry[name].partition(":")
     cls = getattr(importlib.import_module(module_name), attribute)
     serves = getattr(cls, "serves", None)
     if not (isinstance(cls, type) and isinstance(serves, tuple) and all(isinstance(p, tuple) and len(p) == 2
                                                                          for p in serves)):
-        raise TypeError(f"profiler entry point {name!r} -> {registry[name]} is not a profiler backend class with "
-                        "`serves = ((toolchain, isa_family), ...)`; see profile/backends.py `ProfileBackend`")
-    found: type[ProfileBackend] = cls
+        raise TypeError(f"profiler entry point {name!r} -> {registry[name]} is not a profiler class with "
+                        "`serves = ((toolchain, isa_family), ...)`; see profile/profilers.py `Profiler`")
+    found: type[Profiler] = cls
     return found
 
 
 def served() -> dict[tuple[str, str], str]:
-    """(toolchain, ISA family) -> the name of the backend that profiles it (a later registration takes a pair)."""
-    return {pair: name for name, _ in _installed() for pair in backend_class(name).serves}
+    """(toolchain, ISA family) -> the name of the profiler that profiles it (a later registration takes a pair)."""
+    return {pair: name for name, _ in _installed() for pair in profiler_class(name).serves}
 
 
 def profiled_toolchains() -> set[str]:
     return {toolchain for toolchain, _ in served()}
 
 
-def backend_for(toolchain: str, family: str) -> ProfileBackend | None:
+def profiler_for(toolchain: str, family: str) -> Profiler | None:
     name = served().get((toolchain, family))
-    return backend_class(name)() if name is not None else None
+    return profiler_class(name)() if name is not None else None
