@@ -3,6 +3,11 @@
 The method (docs/gpu-timing.md has the reasoning and the H200 evidence), in the order data flows:
 
 * **Warm-up by time**: flushed calls until `policy.warmup_s` has passed (clocks up, modules loaded).
+* **Every call prepared alike** (`timing.host.between_calls`: the worker's `TimedCalls`): before each warm-up call
+  and each cold sample, outside its bracket, the inputs are rotated in their buffers (on the device where the
+  runtime can: `Runtime.roll_into`), and after it the calls the pytest process chose at random from the run's secret
+  seed are snapshotted and compared there. The other calls (detection, hot batches, side figures) reuse the last
+  call's inputs; the sync method's samples too (its profiler session would record the rotation's copies).
 * **Method** (`extra["method"]`): after warm-up, `timing.sync.detect_sync` times one call behind a long delay
   kernel (`extra["sync_detected"]`). A call that waits for the device (cudaDeviceSynchronize, a blocking
   cudaMemcpy, cudaFree) cannot be hidden behind a delay kernel: it is timed by `timing.sync` (`"sync"`: one
@@ -64,6 +69,7 @@ from .bracket import (
     work_left_after_end_event,
 )
 from .device_timer import DeviceTimer
+from .host import between_calls
 from .offset import event_offset
 from .policy import Samples, TimingPolicy, choose_method, sample_quality, should_stop, significant
 from .side_figures import absent_side_figure, describe_samples, launch_overhead, seed_method
@@ -74,6 +80,8 @@ MAX_ROTATION_SETS = 64
 MAX_ROTATION_BYTES = 8 * 1024**3
 HOT_BATCH_TARGET_S = 100e-6  # GPU time per hot batch
 MAX_HOT_BATCH = 64
+WARMUP_MIN_CALLS = 4  # one more than exchange.checked_call_numbers' `guaranteed` calls minus the samples it counts on
+Between = tuple[Callable[[], None], Callable[[], None]]  # before and after a call, untimed (timing.host.between_calls)
 PROFILER_TIMER = "device activity records (torch.profiler: CUPTI / roctracer)"
 ASYNC_WHAT = ("launch hiding: per sample, on an idle GPU, an L2 flush, a delay kernel, then an event pair around one "
               "call queued while the delay runs (late samples dropped)")
@@ -130,8 +138,9 @@ def measure_device(launches: Sequence[Callable[[], None]], policy: TimingPolicy,
     """Time `launches[0]` cold and hot (and rotate over all `launches` for hot when they are several).
     `sync_marks`: the kernel library's sync hooks, used when the call waits for the device (timing.sync)."""
     launch = launches[0]
+    between = between_calls(launch)
     before = device_timer.telemetry()
-    warmup_calls = _warm_up(launch, device_timer, policy.warmup_s, clock)
+    warmup_calls = _warm_up(launch, device_timer, policy.warmup_s, clock, between)
     after_end = work_left_after_end_event(launch, device_timer, clock)
     hiding = cached_hiding(device_timer)
     detection = detect_sync(launch, device_timer, hiding, clock)
@@ -143,7 +152,7 @@ def measure_device(launches: Sequence[Callable[[], None]], policy: TimingPolicy,
         return synced
     host = host_launch_seconds(launch, device_timer, clock)
     hiding.delay_s = delay_for(host)
-    cold = _sample_cold(launch, device_timer, policy, hiding, clock)
+    cold = _sample_cold(launch, device_timer, policy, hiding, clock, between)
     cold_median = statistics.median(cold.seconds)
     batch = hot_batch_for(cold_median)
     hot_policy = _hot_policy(policy)
@@ -259,11 +268,17 @@ def _clock_summary(clocks_mhz: Sequence[float]) -> dict[str, float] | None:
     return {"min": min(clocks), "median": statistics.median(clocks), "max": max(clocks), "reads": len(clocks)}
 
 
-def _warm_up(launch: Callable[[], None], device_timer: DeviceTimer, warmup_s: float, clock: Callable[[], float]) -> int:
+def _warm_up(launch: Callable[[], None], device_timer: DeviceTimer, warmup_s: float, clock: Callable[[], float],
+             between: Between) -> int:
+    """At least WARMUP_MIN_CALLS calls, prepared like the cold samples' (`between`): the checked call among the first
+    ones (`exchange.checked_call_numbers`) is reached whatever the method."""
+    prepare, finish = between
     calls, start = 0, clock()
-    while calls < 3 or clock() - start < warmup_s:
+    while calls < WARMUP_MIN_CALLS or clock() - start < warmup_s:
+        prepare()
         device_timer.flush()
         launch()
+        finish()
         calls += 1
         if calls % 50 == 0:
             device_timer.synchronize()  # keep the queue short so the time budget means GPU time
@@ -272,7 +287,10 @@ def _warm_up(launch: Callable[[], None], device_timer: DeviceTimer, warmup_s: fl
 
 
 def _sample_cold(launch: Callable[[], None], device_timer: DeviceTimer, policy: TimingPolicy, hiding: Hiding,
-                 clock: Callable[[], float]) -> Sampled:
+                 clock: Callable[[], float], between: Between) -> Sampled:
+    """Cold samples, each on an idle GPU; `between` runs before and after each one, outside its bracket (the inputs
+    rotated for the next call, the checked calls' snapshots)."""
+    prepare, finish = between
     accepted: list[float] = []
     late_total = 0
     clocks: list[float] = []
@@ -282,7 +300,9 @@ def _sample_cold(launch: Callable[[], None], device_timer: DeviceTimer, policy: 
         marks: Marks = []
         spans: list[float] = []
         for _ in range(chunk):
+            prepare()  # queued before the sample's synchronize: done before its flush and bracket
             queue_cold_sample(device_timer, launch, hiding, clock, marks, spans)
+            finish()  # a snapshot waits for the sample; its copies come after the end event
         device_timer.synchronize()
         clocks.append(device_timer.telemetry().get("sm_clock_mhz") or 0.0)
         times, late = settle(marks, spans, hiding, 1)

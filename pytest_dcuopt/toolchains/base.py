@@ -125,6 +125,15 @@ class Runtime(abc.ABC):
     def pointer(self, buffer: Any) -> int:
         """The raw address to pass to a C ABI kernel."""
 
+    #: Whether `roll_into` works: else a caller rotates on the host and `write`s the result.
+    rolls_on_device: bool = False
+
+    def roll_into(self, buffer: Any, source: Any, count: int, offset: int) -> None:
+        """On the device, without the host: `buffer[:count]` = `source[:count]` rotated left by `offset` elements
+        (`binding.rolled_into`), the rest of `buffer` (its guard) = the rest of `source`; both buffers this runtime's,
+        of one type and size. Queued like a kernel (ordered before the next launch)."""
+        raise NotImplementedError(f"{type(self).__name__} cannot rotate a buffer on the device (rolls_on_device)")
+
     @abc.abstractmethod
     def synchronize(self) -> None:
         """Wait until every launched kernel has finished."""

@@ -198,6 +198,9 @@ class CAbiBinding:
         self._redrawn: dict[int, dict[str, np.ndarray]] = {}  # new inputs by seed, drawn once per binding
         self._offsets: dict[str, int] = {}  # rotation of each input in its buffer now (`prepare_call`); 0: none
         self._staging: dict[str, np.ndarray] = {}  # host memory the snapshots download into, reused call after call
+        # A device copy of each input's starting values (`_host[name]`, the very array) that `prepare_call` rotates
+        # from on the device, where the runtime can (`Runtime.roll_into`).
+        self._device_start: dict[str, tuple[np.ndarray, Any]] = {}
         # Buffers whose device copy holds exactly `_host[name]` (guard included): written or checked since the last
         # launch. `reset` skips them: at hundreds of MB a needless upload costs more than the kernel.
         self._matching: set[str] = set()
@@ -300,6 +303,8 @@ class CAbiBinding:
             buffer = self._buffers[name]
             if isinstance(buffer, np.ndarray):  # host memory: rotate straight into the buffer
                 rolled_into(buffer, host[:count], offset)
+            elif self.runtime.rolls_on_device:
+                self.runtime.roll_into(buffer, self._device_copy_of_start(name), count, offset)
             else:
                 staging = self._staging_for(name)
                 staging[count:] = host[count:]
@@ -307,6 +312,15 @@ class CAbiBinding:
                 self.runtime.write(buffer, staging)
             self._offsets[name] = offset
             self._matching.discard(name)
+
+    def _device_copy_of_start(self, name: str) -> Any:
+        """The input's starting values (guard included) in device memory, uploaded once per starting array."""
+        host = self._host[name]
+        kept = self._device_start.get(name)
+        if kept is None or kept[0] is not host:
+            self._device_start.pop(name, None)  # the old copy's memory goes before the new one is taken
+            kept = self._device_start[name] = (host, self.runtime.upload(host))
+        return kept[1]
 
     def scramble_outputs(self, seed: int) -> None:
         """Fill the pure outputs with finite junk that looks like an earlier result (not the NaN poison).

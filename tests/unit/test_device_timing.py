@@ -405,3 +405,41 @@ def test_no_correction_for_samples_no_longer_than_the_bracket() -> None:
     found = event_offset(gpu.kernel, gpu, hiding, [1.5 * US, 3 * US], POLICY, gpu.clock)
     assert found.applied is False and "not longer than the bracket's cost (2.00 us)" in found.reason
     assert event_offset(gpu.kernel, gpu, hiding, [2.5 * US, 3 * US], POLICY, gpu.clock).applied
+
+
+class PreparedKernel:
+    """A launch with the worker's `TimedCalls` hooks: `prepare` queues the inputs' rotation on the stream (a 50 us
+    device copy), `finish` takes a snapshot (it waits for the device)."""
+
+    def __init__(self, gpu: SimGpu) -> None:
+        self.gpu, self.prepared, self.finished, self.events = gpu, 0, 0, []
+
+    def __call__(self) -> None:
+        self.events.append("call")
+        self.gpu.kernel()
+
+    def prepare(self) -> None:
+        self.prepared += 1
+        self.events.append("prepare")
+        self.gpu.clock.spend(5 * US)
+        self.gpu.run(50 * US, "Memcpy DtoD (Device -> Device)")
+
+    def finish(self) -> None:
+        self.finished += 1
+        self.events.append("finish")
+        self.gpu.synchronize()
+
+
+def test_every_warm_up_call_and_cold_sample_is_prepared_outside_its_bracket() -> None:
+    gpu = SimGpu()
+    kernel = PreparedKernel(gpu)
+    samples = measure_device([kernel], POLICY, gpu, clock=gpu.clock)
+    # The rotation's 50 us copy is queued before each sample's flush and events: the samples are the kernel's 10 us.
+    assert min(samples.seconds) == pytest.approx(10 * US, rel=1e-6)
+    assert max(samples.seconds) == pytest.approx(10 * US, rel=1e-6)
+    assert samples.warmup_calls >= 4
+    assert kernel.prepared == kernel.finished >= samples.warmup_calls + len(samples.seconds)
+    warm_up = kernel.events[:3 * samples.warmup_calls]
+    assert warm_up == ["prepare", "call", "finish"] * samples.warmup_calls
+    at = [i for i, event in enumerate(kernel.events) if event == "prepare"]
+    assert all(kernel.events[i + 1:i + 3] == ["call", "finish"] for i in at)  # each prepared call is one call

@@ -3,10 +3,13 @@ timed calls see them rotated in the same buffers."""
 from __future__ import annotations
 
 import numpy as np
+import torch
 
 from pytest_dcuopt.case.buffers import Domain
+from pytest_dcuopt.case.cabi import parse_solve_signature
 from pytest_dcuopt.toolchains.binding import (
     BindSpec,
+    CAbiBinding,
     draw_inputs,
     draw_layout,
     redrawn_inputs,
@@ -14,6 +17,8 @@ from pytest_dcuopt.toolchains.binding import (
     rolled,
     rolled_into,
 )
+from pytest_dcuopt.toolchains.host_runtime import HostRuntime
+from pytest_dcuopt.toolchains.torch_runtime import DeviceBuffer, roll_bytes
 from tests.unit.test_run_guards import bind, buffer_now
 
 COUNT = 1000
@@ -82,3 +87,52 @@ def test_a_layout_is_drawn_alike_from_its_seed_and_domains() -> None:
     again = draw_layout(dict(reversed(list(layout.items()))), 11, {"a": Domain("int", 0, 3)})
     assert all(np.array_equal(first[name], again[name]) for name in layout)  # the order setup() used is no part
     assert not np.array_equal(first["b"], draw_layout(layout, 12, {})["b"])
+
+
+class TensorRuntime(HostRuntime):
+    """A device runtime's buffers as the torch runtime keeps them (raw bytes in a tensor, `DeviceBuffer`), on the CPU
+    here: what `CAbiBinding` does with buffers that are not host arrays, and the torch runtime's own rotation."""
+
+    rolls_on_device = True
+
+    def __init__(self) -> None:
+        self.uploads = 0
+        self.writes = 0
+
+    def upload(self, array: np.ndarray) -> DeviceBuffer:
+        self.uploads += 1
+        return DeviceBuffer(torch.from_numpy(array.reshape(-1).view(np.uint8).copy()), array.dtype)
+
+    def download(self, buffer: DeviceBuffer) -> np.ndarray:
+        return buffer.tensor.numpy().view(buffer.dtype).copy()
+
+    def write(self, buffer: DeviceBuffer, array: np.ndarray) -> None:
+        self.writes += 1
+        buffer.tensor.copy_(torch.from_numpy(np.ascontiguousarray(array).reshape(-1).view(np.uint8)))
+
+    def pointer(self, buffer: DeviceBuffer) -> int:
+        return int(buffer.tensor.data_ptr())
+
+    def roll_into(self, buffer: DeviceBuffer, source: DeviceBuffer, count: int, offset: int) -> None:
+        roll_bytes(buffer.tensor, source.tensor, count * buffer.dtype.itemsize, offset * buffer.dtype.itemsize)
+
+
+def test_device_buffers_are_rotated_on_the_device_from_one_copy_of_the_starting_values() -> None:
+    runtime = TensorRuntime()
+    params = parse_solve_signature('extern "C" void solve(const float* x, float* y, int N) {}')
+    binding = CAbiBinding(params, BindSpec({"N": COUNT}, 0, {"x": (COUNT,), "y": (COUNT,)}, {}), runtime,
+                          lambda *args: None)
+    start = runtime.download(binding._buffers["x"])  # guard included
+    uploads = runtime.uploads
+    for call in range(3):
+        offsets = roll_offsets(binding.input_sizes, 77, call)
+        binding.prepare_call(offsets)
+        now = runtime.download(binding._buffers["x"])
+        assert np.array_equal(now[:COUNT], rolled(start[:COUNT], offsets["x"]))
+        assert np.array_equal(now[COUNT:], start[COUNT:], equal_nan=True)  # the guard keeps its poison
+    assert runtime.uploads == uploads + 1 and runtime.writes == 0  # one device copy of the start, no host round trip
+    binding.set_inputs({"x": np.arange(COUNT, dtype=np.float32)})  # other starting values: a fresh device copy
+    binding.prepare_call({"x": 5})
+    now = runtime.download(binding._buffers["x"])[:COUNT]
+    assert np.array_equal(now, rolled(np.arange(COUNT, dtype=np.float32), 5))
+    assert runtime.uploads == uploads + 2
