@@ -12,8 +12,10 @@ from typing import Any
 import pytest
 
 from pytest_dcuopt import __version__
-from pytest_dcuopt.cli import remote
-from pytest_dcuopt.cli.close_iter import MEASURE_SELECTION, ingested_step
+from pytest_dcuopt.cli import pack as packing
+from pytest_dcuopt.cli import plugin_wheel
+from pytest_dcuopt.cli.close_iter import MEASURE_SELECTION
+from pytest_dcuopt.cli.ingested import ingested_step
 from pytest_dcuopt.cli.layout import INGESTED_NAME, LAYOUT_VERSION, RunLayout, save_state
 from pytest_dcuopt.cli.main import main
 
@@ -36,22 +38,22 @@ def run_with(tmp_path: Path, flat: int) -> Path:
 
 
 def test_a_pack_after_three_flat_iterations_runs_the_bests_profile_too(tmp_path: Path) -> None:
-    pack = remote.iteration_pack(run_with(tmp_path, 3), None, [])
-    assert pack.pytest_args[-2:] == ["-k", remote.TRIAGE_SELECTION]
-    assert remote.TRIAGE_SELECTION == f"{MEASURE_SELECTION} or (test_profile and baseline)"
+    pack = packing.iteration_pack(run_with(tmp_path, 3), None, [])
+    assert pack.pytest_args[-2:] == ["-k", packing.TRIAGE_SELECTION]
+    assert packing.TRIAGE_SELECTION == f"{MEASURE_SELECTION} or (test_profile and baseline)"
     shim = next(f for f in pack.files if f.name == "iterv4/ref.py")
     assert b"sqtt=True" in shim.data
 
 
 def test_an_ordinary_pack_measures_without_profiles(tmp_path: Path) -> None:
-    pack = remote.iteration_pack(run_with(tmp_path / "a", 2), None, [])
+    pack = packing.iteration_pack(run_with(tmp_path / "a", 2), None, [])
     assert pack.pytest_args[-2:] == ["-k", MEASURE_SELECTION]
     assert json.loads((tmp_path / "a" / "run" / "state.json").read_text())["history"][-1]["iter"] == 2
 
 
 def test_the_packed_plugin_is_a_wheel_of_every_package_file_with_the_pytest_entry_point() -> None:
-    wheel = remote.plugin_wheel()
-    package = Path(remote.__file__).resolve().parents[1]
+    wheel = plugin_wheel.plugin_wheel()
+    package = Path(packing.__file__).resolve().parents[1]
     expected = {f"pytest_dcuopt/{p.relative_to(package).as_posix()}" for p in package.rglob("*")
                 if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"}
     with zipfile.ZipFile(io.BytesIO(wheel.data)) as archive:
@@ -59,13 +61,14 @@ def test_the_packed_plugin_is_a_wheel_of_every_package_file_with_the_pytest_entr
         info = f"pytest_dcuopt-{__version__}.dist-info"
         assert names - expected == {f"{info}/{n}" for n in ("METADATA", "WHEEL", "entry_points.txt", "RECORD")}
         assert expected <= names and "pytest_dcuopt/toolchains/cuda_sync_hooks.h" in names
-        assert archive.read("pytest_dcuopt/cli/remote.py") == (package / "cli" / "remote.py").read_bytes()
+        assert archive.read("pytest_dcuopt/cli/pack.py") == (package / "cli" / "pack.py").read_bytes()
         entry_points = archive.read(f"{info}/entry_points.txt").decode()
         record = archive.read(f"{info}/RECORD").decode().splitlines()
     pyproject = (package.parent / "pyproject.toml").read_text()
     declared = pyproject.split("[project.entry-points.pytest11]\n", 1)[1].split("\n\n", 1)[0]
-    assert declared == f'{remote.PYTEST_ENTRY_POINT[0]} = "{remote.PYTEST_ENTRY_POINT[1]}"'  # one name: loaded once
-    assert f"{remote.PYTEST_ENTRY_POINT[0]} = {remote.PYTEST_ENTRY_POINT[1]}" in entry_points
+    name, module = plugin_wheel.PYTEST_ENTRY_POINT
+    assert declared == f'{name} = "{module}"'  # one name: loaded once
+    assert f"{name} = {module}" in entry_points
     assert len(record) == len(names) and wheel.name == f"pytest_dcuopt-{__version__}-py3-none-any.whl"
 
 
