@@ -31,6 +31,7 @@ from .buckets import branches_isa, champion_isa, classify
 from .harness import HarnessRun, branch_problem, run_pytest, speedup_interval, toolchain_entry
 from .ingested import ingested_run, ingested_step
 from .layout import (
+    CHAMPION_PROFILE,
     FLAT_ITERATIONS_FOR_TRIAGE,
     METHOD_LISTS,
     LoopError,
@@ -47,7 +48,6 @@ from .layout import (
 )
 from .open_iter import (
     BUDGET_NAME,
-    CHAMPION_PROFILE,
     branch_profile,
     budget_line,
     load_budget,

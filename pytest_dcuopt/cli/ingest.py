@@ -18,8 +18,9 @@ from typing import Any
 
 from ..files import write_atomic
 from ..report.machine import now
-from .layout import INGESTED_NAME, STATE_NAME, LoopError, RunLayout, iteration_record, load_state
-from .open_iter import CHAMPION_PROFILE
+from .finalize import FINAL_DIR
+from .layout import CHAMPION_PROFILE, INGESTED_NAME, STATE_NAME, LoopError, RunLayout, iteration_record, load_state
+from .open_iter import PROFILE_RUN
 from .pack import ABLATION, MANIFEST, PACK_FORMAT, PACK_VERSION, RESULTS, RUN_SCRIPT, STEPS_NAME, digest
 
 
@@ -138,10 +139,15 @@ def _sha256_or_none(path: Path) -> str | None:
 
 
 def destination_of(manifest: Mapping[str, Any], target: Path, into: Path | None) -> Path:
-    if manifest["kind"] == "iteration":
+    """Where the loop reads the results: an iteration's in iterv<i>/pytest/ (close-iter), open-iter's profile in
+    iterv<i>/profile_run/, finalize's head-to-head in final/pytest/, a case's in --into DIR."""
+    if manifest["kind"] in ("iteration", "profile"):
         layout = RunLayout(target)
-        iteration_record(load_state(layout), int(manifest["iteration"]))  # the iteration still exists in the state
-        return layout.harness_dir(int(manifest["iteration"]))
+        index = int(manifest["iteration"])
+        iteration_record(load_state(layout), index)  # the iteration still exists in the state
+        return layout.harness_dir(index) if manifest["kind"] == "iteration" else layout.iteration(index) / PROFILE_RUN
+    if manifest["kind"] == "final":
+        return RunLayout(target).run_dir / FINAL_DIR / "pytest"
     if into is None:
         raise LoopError(f"these results are of the case {target}, which has no run directory of its own: name the "
                         "local run directory to fill with --into DIR.")

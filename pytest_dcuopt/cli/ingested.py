@@ -10,35 +10,49 @@ from typing import Any
 
 from ..tool import ToolResult
 from .harness import HarnessRun
-from .layout import INGESTED_NAME, LoopError, RunLayout, stale_sources
-from .open_iter import CHAMPION_PROFILE
+from .layout import CHAMPION_PROFILE, INGESTED_NAME, LoopError, RunLayout, stale_sources
 
 
 def ingested_run(layout: RunLayout, index: int) -> HarnessRun:
     """The harness run `dcuopt ingest` placed in iterv<i>/pytest/, after checking that every packed file is still
     what was measured (a file changed since the pack makes the results stale)."""
-    folder = layout.harness_dir(index)
-    record = ingested_record(layout, index)
+    how = (f"`dcuopt pack {layout.run_dir}`, run it on the device host, then `dcuopt ingest {layout.run_dir} "
+           "results.tar.gz`; or close without --ingested to measure here")
+    return ingested_harness(layout.harness_dir(index), "iteration", index, how, "close-iter")
+
+
+def ingested_harness(folder: Path, kind: str, index: int | None, how: str, command: str) -> HarnessRun:
+    """The harness run that `dcuopt ingest` placed in `folder` from a pack of `kind` (of iteration `index`), checked:
+    its record is there (else `how` says how to make it), it is of that pack, and no packed file changed here since
+    the pack. `command` (the loop step judging it) prints where the results came from."""
+    record = read_record(folder, how)
     manifest = record["manifest"]
-    if int(manifest.get("iteration") or 0) != index:
+    if manifest.get("kind", "iteration") != kind:
+        raise LoopError(f"the results ingested into {folder} are of a `{manifest.get('kind')}` pack, not of a `{kind}` "
+                        f"pack: {how}.")
+    if index is not None and int(manifest.get("iteration") or 0) != index:
         raise LoopError(f"the ingested results are of iteration {manifest.get('iteration')}, not {index}.")
     changed = stale_sources(manifest)
     if changed:
         raise LoopError(f"{', '.join(changed)} changed here since the pack was made: the ingested results measured "
-                        "the earlier version. Pack again, run it there, ingest, then close.")
+                        f"the earlier version. Pack again, run it there, ingest, then run `dcuopt {command}` again.")
     status = str(record.get("exit_status", ""))
-    print(f"close-iter: judging the results ingested at {record.get('ingested_at')} from {record.get('from')} "
+    print(f"{command}: judging the results ingested at {record.get('ingested_at')} from {record.get('from')} "
           "(measured on the remote machine; nothing is measured here)")
     return remote_harness(folder, manifest["command"], int(status) if status.lstrip("-").isdigit() else -1)
 
 
 def ingested_record(layout: RunLayout, index: int) -> dict[str, Any]:
-    folder = layout.harness_dir(index)
+    return read_record(layout.harness_dir(index), f"`dcuopt pack {layout.run_dir}`, run it on the device host, then "
+                                                  f"`dcuopt ingest {layout.run_dir} results.tar.gz`; or close without "
+                                                  "--ingested to measure here")
+
+
+def read_record(folder: Path, how: str) -> dict[str, Any]:
+    """`dcuopt ingest`'s record in `folder`, or a LoopError saying how to make one."""
     record_path = folder / INGESTED_NAME
     if not record_path.is_file():
-        raise LoopError(f"{folder} holds no ingested results ({INGESTED_NAME} is missing): `dcuopt pack "
-                        f"{layout.run_dir}`, run it on the device host, then `dcuopt ingest {layout.run_dir} "
-                        "results.tar.gz`; or close without --ingested to measure here.")
+        raise LoopError(f"{folder} holds no ingested results ({INGESTED_NAME} is missing): {how}.")
     return dict(json.loads(record_path.read_text()))
 
 

@@ -24,8 +24,9 @@ from ..case.model import is_case_dir
 from ..files import write_atomic
 from ..report.machine import now
 from .close_iter import MEASURE_SELECTION, MIN_GAIN
-from .layout import STATE_NAME, LoopError, RunLayout, current_iteration, iteration_record, load_state
-from .open_iter import CHAMPION_PROFILE, prepare_case, triage_due
+from .finalize import FINAL_SELECTION, prepare_final
+from .layout import CHAMPION_PROFILE, STATE_NAME, LoopError, RunLayout, current_iteration, iteration_record, load_state
+from .open_iter import PROFILE_SELECTION, prepare_case, triage_due
 from .plugin_wheel import BUILD_OUTPUTS, PluginWheel, plugin_wheel
 
 PACK_FORMAT, PACK_VERSION = "dcuopt-pack", 2
@@ -53,8 +54,14 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     pack.add_argument("--min-gain", type=float, default=MIN_GAIN,
                       help="an iteration only: the champion's rule there, as `dcuopt close-iter --min-gain` (the "
                            f"champion's ablation and profile run for the branch it picks). Default: {MIN_GAIN}")
+    pack.add_argument("--profile", action="store_true",
+                      help="a run directory only: open-iter's profile of the best before the open iteration, alone "
+                           "(`dcuopt open-iter --ingested` reads it back: the budget before methods are chosen)")
+    pack.add_argument("--final", action="store_true",
+                      help="a run directory only: finalize's head-to-head of the first baseline and the final best "
+                           "(`dcuopt finalize --ingested` reads it back)")
     pack.add_argument("-o", "--output", type=Path, default=None,
-                      help="the archive (default: RUN_DIR/iterv<i>.pack.tar.gz, or ./<case>.pack.tar.gz)")
+                      help="the archive (default: RUN_DIR/<what>.pack.tar.gz, or ./<case>.pack.tar.gz)")
     pack.set_defaults(run=run_pack)
 
 
@@ -67,7 +74,7 @@ class PackedFile:
 
 @dataclass(frozen=True)
 class Pack:
-    kind: str  # iteration | case
+    kind: str  # iteration | profile | final | case
     name: str  # the case folder's name inside the pack (pytest's target there)
     target: Path
     files: list[PackedFile]
@@ -85,13 +92,24 @@ def run_pack(args: argparse.Namespace) -> int:
         if args.toolchain:
             raise LoopError(f"--toolchain {args.toolchain} is for packing a case; an iteration of {target} runs on "
                             "the run's own toolchain (its state.json). Leave --toolchain out.")
-        pack = iteration_pack(target, args.iter, extra, args.min_gain)
-        output = args.output or target / f"{pack.name}.pack.tar.gz"
+        if args.profile and args.final:
+            raise LoopError("--profile (open-iter's profile of the best) and --final (finalize's head-to-head) are two "
+                            "packs: make one, then the other.")
+        if args.final:
+            pack = final_pack(target, extra)
+        elif args.profile:
+            pack = profile_pack(target, args.iter, extra)
+        else:
+            pack = iteration_pack(target, args.iter, extra, args.min_gain)
+        output = args.output or target / f"{pack_label(pack)}.pack.tar.gz"
     elif is_case_dir(target):
-        if args.iter is not None or args.min_gain != MIN_GAIN:
-            given = f"--iter {args.iter}" if args.iter is not None else f"--min-gain {args.min_gain}"
-            raise LoopError(f"{given} is for packing an iteration of a run directory (the champion's rule there); "
-                            f"{target} is a kernel case. Leave {given.split()[0]} out, or pass the run directory.")
+        given = [flag for flag, on in ((f"--iter {args.iter}", args.iter is not None),
+                                       (f"--min-gain {args.min_gain}", args.min_gain != MIN_GAIN),
+                                       ("--profile", args.profile), ("--final", args.final)) if on]
+        if given:
+            raise LoopError(f"{given[0]} is for packing a step of a run directory (an iteration, its profile, the "
+                            f"head-to-head); {target} is a kernel case. Leave {given[0].split()[0]} out, or pass the "
+                            "run directory.")
         pack = case_pack(target, args.toolchain, extra)
         output = args.output or Path.cwd() / f"{pack.name}.pack.tar.gz"
     else:
@@ -100,30 +118,79 @@ def run_pack(args: argparse.Namespace) -> int:
     manifest = write_pack(pack, output.resolve())
     print(f"pack: {output} ({len(pack.files)} files, pack {manifest['pack_id'][:12]})\n"
           f"  there: tar xzf {output.name} && bash {manifest['root']}/{RUN_SCRIPT}\n"
-          f"  back here: dcuopt ingest {target} results.tar.gz"
-          + (f" && dcuopt close-iter {target} --ingested" if pack.kind == "iteration" else ""))
+          f"  back here: dcuopt ingest {target} results.tar.gz{NEXT_STEP.get(pack.kind, '').format(target=target)}")
     return 0
 
 
-def iteration_pack(run_dir: Path, index: int | None, extra: list[str], min_gain: float = MIN_GAIN) -> Pack:
-    """The iteration's case as close-iter measures it, with the same pytest arguments and selection; there, the
-    champion is picked by close-iter's rule and ablated and profiled (`packed_run`)."""
+NEXT_STEP = {"iteration": " && dcuopt close-iter {target} --ingested",
+             "profile": " && dcuopt open-iter {target} --ingested",
+             "final": " && dcuopt finalize {target} --ingested"}
+
+
+def pack_label(pack: Pack) -> str:
+    """The pack's name for its archive and root folder: iterv<i>, iterv<i>-profile, final, or the case's."""
+    return f"{pack.name}-profile" if pack.kind == "profile" else pack.name
+
+
+def opened(run_dir: Path, index: int | None) -> tuple[RunLayout, dict[str, Any], int]:
     layout = RunLayout(run_dir)
     state = load_state(layout)
     index = index or current_iteration(state)
     if index is None:
         raise LoopError(f"no iteration of {run_dir} is open; run `dcuopt open-iter {run_dir}` first, then pack it.")
-    prepare_case(layout, state, index, iteration_record(state, index))  # ref.py, dims.json, baseline: fresh
+    return layout, state, index
+
+
+def iteration_files(layout: RunLayout, state: dict[str, Any], index: int) -> list[PackedFile]:
+    """The iteration case (ref.py, dims.json, the frozen baseline: regenerated first), its ref.py made portable."""
+    prepare_case(layout, state, index, iteration_record(state, index))
     folder = layout.iteration(index)
-    files = [f for f in case_files(folder, folder.name) if f.name != f"{folder.name}/ref.py"]
-    reference = Path(state["ref_file"])
-    files.append(PackedFile(f"{folder.name}/ref.py", folder / "ref.py", portable_shim(folder / "ref.py", reference)))
-    files.append(PackedFile(f"{folder.name}/{CASE_REF}", reference, reference.read_bytes()))
+    return with_case_ref(case_files(folder, folder.name), folder, Path(state["ref_file"]))
+
+
+def with_case_ref(files: list[PackedFile], folder: Path, reference: Path) -> list[PackedFile]:
+    """`files` with the generated ref.py loading the case's ref.py from beside itself (carried as case_ref.py)."""
+    kept = [f for f in files if f.name != f"{folder.name}/ref.py"]
+    kept.append(PackedFile(f"{folder.name}/ref.py", folder / "ref.py", portable_shim(folder / "ref.py", reference)))
+    kept.append(PackedFile(f"{folder.name}/{CASE_REF}", reference, reference.read_bytes()))
+    return sorted(kept, key=lambda f: f.name)
+
+
+def iteration_pack(run_dir: Path, index: int | None, extra: list[str], min_gain: float = MIN_GAIN) -> Pack:
+    """The iteration's case as close-iter measures it, with the same pytest arguments and selection; there, the
+    champion is picked by close-iter's rule and ablated and profiled (`packed_run`)."""
+    layout, state, index = opened(run_dir, index)
+    files = iteration_files(layout, state, index)
     # After three flat iterations the best's profile (its mark asks hipprof for the SQTT pass) runs there too.
     selection = TRIAGE_SELECTION if triage_due(state, index) else MEASURE_SELECTION
     args = [f"--dcuopt-toolchain={state['toolchain']}", *state.get("pytest_args", []), *extra]
-    return Pack("iteration", folder.name, run_dir, sorted(files, key=lambda f: f.name), [*args, "-k", selection],
+    return Pack("iteration", layout.iteration(index).name, run_dir, files, [*args, "-k", selection],
                 index, state["toolchain"], args, min_gain)
+
+
+def profile_pack(run_dir: Path, index: int | None, extra: list[str]) -> Pack:
+    """open-iter's profile of the best before the iteration, as open-iter runs it here: the iteration case without
+    its branches and methods (profiling the baseline needs neither, and they are written after the budget)."""
+    layout, state, index = opened(run_dir, index)
+    name = layout.iteration(index).name
+    files = [f for f in iteration_files(layout, state, index) if f.name != f"{name}/methods.json"
+             and not f.name.startswith(tuple(f"{name}/{sub}/" for sub in CASE_FOLDERS))]
+    args = [f"--dcuopt-toolchain={state['toolchain']}", *state.get("pytest_args", []), *extra, "-rs"]
+    return Pack("profile", name, run_dir, files, [*args, "-k", PROFILE_SELECTION], index, state["toolchain"])
+
+
+def final_pack(run_dir: Path, extra: list[str]) -> Pack:
+    """finalize's head-to-head case (the first baseline and the final best); each kernel's source is the run's own
+    file, so a best that moves after the pack makes the results stale."""
+    layout = RunLayout(run_dir)
+    state = load_state(layout)
+    folder = prepare_final(layout, state)
+    sources = {"kernel": Path(state["baseline_file"]), "branches": Path(state["best_file"])}
+    files = [PackedFile(f.name, sources.get(f.name.split("/")[1].split(".")[0], f.source), f.data)
+             for f in case_files(folder, folder.name)]
+    args = [f"--dcuopt-toolchain={state['toolchain']}", *state.get("pytest_args", []), *extra]
+    return Pack("final", folder.name, run_dir, with_case_ref(files, folder, Path(state["ref_file"])),
+                [*args, "-k", FINAL_SELECTION], toolchain=state["toolchain"])
 
 
 def case_pack(case_dir: Path, toolchain: str | None, extra: list[str]) -> Pack:
@@ -170,7 +237,7 @@ def manifest_of(pack: Pack, plugin: PluginWheel) -> dict[str, Any]:
                                  "min_gain": pack.min_gain}, sort_keys=True).encode())
     steps = ["measure", *(["champion", ABLATION, CHAMPION_PROFILE] if pack.kind == "iteration" else [])]
     return {"format": PACK_FORMAT, "format_version": PACK_VERSION, "harness_version": __version__,
-            "created_at": now(), "pack_id": pack_id, "root": f"dcuopt-pack-{pack.name}", "kind": pack.kind,
+            "created_at": now(), "pack_id": pack_id, "root": f"dcuopt-pack-{pack_label(pack)}", "kind": pack.kind,
             "name": pack.name, "target": str(pack.target), "iteration": pack.iteration, "toolchain": pack.toolchain,
             "pytest_args": command, "command": f"python -m pytest {shlex.join(command)}",
             "harness_args": pack.pytest_args, "champion_args": pack.champion_args, "min_gain": pack.min_gain,

@@ -5,6 +5,8 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import re
+import tarfile
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -12,11 +14,11 @@ from typing import Any
 import pytest
 
 from pytest_dcuopt import __version__
+from pytest_dcuopt.cli import finalize, plugin_wheel
 from pytest_dcuopt.cli import pack as packing
-from pytest_dcuopt.cli import plugin_wheel
 from pytest_dcuopt.cli.close_iter import MEASURE_SELECTION
 from pytest_dcuopt.cli.ingested import ingested_step
-from pytest_dcuopt.cli.layout import INGESTED_NAME, LAYOUT_VERSION, RunLayout, save_state
+from pytest_dcuopt.cli.layout import INGESTED_NAME, LAYOUT_VERSION, LoopError, RunLayout, save_state
 from pytest_dcuopt.cli.main import main
 
 
@@ -104,5 +106,46 @@ def test_the_champions_rule_is_refused_for_a_case_pack(tmp_path: Path, capsys: p
     (case / "kernel.cpp").write_text('extern "C" void solve(const float* a, float* b, int N) {}\n')
     (case / "dims.json").write_text('{"N": 8}\n')
     assert main(["pack", str(case), "--min-gain", "0.1", "-o", str(tmp_path / "p.tar.gz")]) == 2
-    assert "--min-gain 0.1 is for packing an iteration" in capsys.readouterr().err
+    assert "--min-gain 0.1 is for packing a step of a run directory" in capsys.readouterr().err
+    assert main(["pack", str(case), "--final", "-o", str(tmp_path / "p.tar.gz")]) == 2
+    assert "--final is for packing a step of a run directory" in capsys.readouterr().err
     assert not (tmp_path / "p.tar.gz").exists()
+
+
+def test_a_head_to_head_is_packed_only_when_a_branch_replaced_the_first_baseline(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run_dir = run_with(tmp_path, 1)  # one iteration closed without a promotion: the best is the first baseline
+    state = json.loads((run_dir / "state.json").read_text())
+    save_state(RunLayout(run_dir), {**state, "baseline_file": state["iterations"]["2"]["baseline_file"],
+                                    "best_file": state["iterations"]["2"]["baseline_file"]})
+    assert main(["pack", str(run_dir), "--final"]) == 2
+    assert "no branch of" in capsys.readouterr().err and not (run_dir / "final.pack.tar.gz").exists()
+
+
+def test_open_iter_waits_for_the_profile_made_elsewhere_and_finalize_for_the_head_to_head(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run_dir = run_with(tmp_path, 0)
+    state = json.loads((run_dir / "state.json").read_text())
+    baseline = state["iterations"]["1"]["baseline_file"]
+    save_state(RunLayout(run_dir), {**state, "iterations": {}, "best_file": baseline, "baseline_file": baseline,
+                                    "iterations_total": 2, "branches": 2, "roofline_history": []})
+    assert main(["open-iter", str(run_dir), "--ingested"]) == 0  # nothing is profiled here: no pytest run at all
+    assert f"dcuopt pack {run_dir} --profile" in capsys.readouterr().out
+    record = json.loads((run_dir / "state.json").read_text())["iterations"]["1"]
+    assert record["profile"]["status"] == "pending" and record["status"] == "open"
+    assert (run_dir / "iterv1" / "ref.py").is_file() and not (run_dir / "iterv1" / "budget.json").exists()
+    assert not (run_dir / "iterv1" / "analysis.md").exists()  # the templates carry the budget: they wait for it
+    assert main(["close-iter", str(run_dir), "--ingested"]) == 2
+    assert "budget.json is missing" in capsys.readouterr().err.replace(str(run_dir / "iterv1") + "/", "")
+    assert main(["pack", str(run_dir), "--profile", "-o", str(tmp_path / "profile.tar.gz")]) == 0
+    with tarfile.open(tmp_path / "profile.tar.gz") as packed:
+        manifest = json.loads(packed.extractfile("dcuopt-pack-iterv1-profile/manifest.json").read())  # type: ignore
+    assert manifest["kind"] == "profile" and manifest["pytest_args"][-2:] == ["-k", "test_profile and baseline"]
+    layout = RunLayout(run_dir)
+    state = json.loads((run_dir / "state.json").read_text())
+    assert finalize.head_to_head(layout, state, ingested=True) is None  # nothing promoted: nothing to time
+    other = Path(baseline).with_name("other.cpp")
+    other.write_text(Path(baseline).read_text() + "// the final best\n")
+    state = {**state, "best_file": str(other), "history": [{"iter": 1, "status": "improved"}]}
+    with pytest.raises(LoopError, match=re.escape(f"`dcuopt pack {run_dir} --final`, run it on the device host")):
+        finalize.head_to_head(layout, state, ingested=True)
