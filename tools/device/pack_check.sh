@@ -18,9 +18,9 @@
 #    --ingested` 2 (its profile: the champion's, from there), both branches the baseline, `pack --iter 2`,
 #    `close-iter --ingested`; `pack --final` (the head-to-head), `finalize --ingested`. $OUT gets pack-loop.json
 #    (each step, where each profile came from, the methods' buckets, where the ablation and profile were measured,
-#    whether close-iter left the ingested files alone, the history, the head-to-head), iterv1-results.tar.gz,
-#    iterv2-results.tar.gz, state.json, summary.md, iterv1-attribution.json, iterv2-attribution.json,
-#    iterv1-champion_profile.json, final-head_to_head.json (12 files in all with step 1).
+#    whether close-iter left the ingested files alone, the history, the head-to-head), iterv1-profile-results.tar.gz,
+#    iterv1-results.tar.gz, iterv2-results.tar.gz, state.json, summary.md, iterv1-attribution.json,
+#    iterv2-attribution.json, iterv1-champion_profile.json, final-head_to_head.json (12 files in all with step 1).
 #
 # Time: at most RUN_S (240) + LOOP_S (330) seconds, inside one 600 s device command.
 # Needs: python3 with pytest, pytest-benchmark, hypothesis, numpy, xxhash, torch (the device image has them) and
