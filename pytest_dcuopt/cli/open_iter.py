@@ -258,9 +258,10 @@ def write_triage(layout: RunLayout, state: dict[str, Any], index: int) -> dict[s
         "ran_here": bool(passes),
         "where": ("open-iter's profile run asked the hipprof backend for this pass (its files are under "
                   f"{folder / PROFILE_RUN})") if hipprof else
-                 ("hipprof is not installed here: `dcuopt pack` of this iteration runs the best's profile with this "
-                  "pass on the DCU host; after `dcuopt ingest`, `dcuopt open-iter` again summarizes what came back "
-                  "(or run `command` there by hand and copy its sqtt_json/ into iterv<i>/sqtt/)"),
+                 ("hipprof is not installed here: `dcuopt pack RUN_DIR --profile` (or the iteration's `dcuopt pack`) "
+                  "runs the best's profile with this pass on the DCU host; after `dcuopt ingest`, `dcuopt open-iter "
+                  "--ingested` again summarizes what came back (or run `command` there by hand and copy its "
+                  "sqtt_json/ into iterv<i>/sqtt/)"),
         "passes": passes + ([sqtt.summarize(folder / "sqtt")] if (folder / "sqtt").is_dir() else []),
         "format": sqtt.UNVERIFIED, "created_at": now()}
     write_atomic(folder / "sqtt_triage.json", json.dumps(document, indent=2, default=str) + "\n")
