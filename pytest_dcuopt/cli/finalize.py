@@ -102,7 +102,10 @@ def head_to_head(layout: RunLayout, state: dict[str, Any], remeasure: bool = Fal
         raise LoopError(f"the head-to-head run of the first baseline and the final best timed "
                         f"{'neither' if not base.get('timing') else 'only the baseline'}: baseline: "
                         f"{branch_problem(base)}; best: {branch_problem(final)}. Log: {log}; `dcuopt finalize "
-                        "--no-measure` writes the summary without it.")
+                        "--no-measure` writes the summary without it"
+                        + ("." if ingested else f"; for a device on another host, `dcuopt pack {layout.run_dir} "
+                           f"--final`, run it there, `dcuopt ingest`, then `dcuopt finalize {layout.run_dir} "
+                           "--ingested`."))
     found = {**key, "baseline_ms": base["timing"]["median_ms"], "best_ms": final["timing"]["median_ms"],
              "correct": final.get("correct"), "speedup": final.get("speedup_vs_baseline"),
              "speedup_interval": speedup_interval(final), "beats_baseline": final.get("beats_baseline"),
