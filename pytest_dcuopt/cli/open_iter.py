@@ -9,13 +9,12 @@
     iterv<i>/methods.json, analysis.md      templates carrying the budget, written only when missing
     iterv<i>/branches/b1..bK/kernel.<ext>   the best as a starting point, written only when missing
 
-Profiling: the generated ref.py marks the iteration's baseline with `profile`, and open-iter runs
-`pytest iterv<i> -k "test_profile and baseline"` in a subprocess. The verdict is the marker's own: `profiled`,
-`degraded: ...` (e.g. perf without hardware counters: the roofline then rests on the kernel time and ref.py's
-workload model only, and says so), `inconclusive: ...`, or `unavailable: ...` (no profiler, no backend for the
-toolchain). The budget is the roofline's when it placed the kernel (a bound other than `unknown`), else there is
-none and budget.json says why: never a made-up one. Running open-iter again on an open iteration only adds what
-is missing and keeps the profile of the (frozen) baseline; `--reprofile` measures it again.
+Profiling: the generated ref.py marks the iteration's baseline with `profile`; open-iter runs `pytest iterv<i> -k
+"test_profile and baseline"` in a subprocess. The verdict is the marker's own (`profiled`, `degraded: ...`,
+`inconclusive: ...`, `unavailable: ...`). The budget is the roofline's when it placed the kernel (a bound other than
+`unknown`), else there is none and budget.json says why: never a made-up one. Running open-iter again keeps the
+profile of the (frozen) baseline; `--reprofile` measures it again; `--ingested` takes it from a `dcuopt pack
+--profile` run elsewhere.
 """
 from __future__ import annotations
 
@@ -140,8 +139,7 @@ def run(args: argparse.Namespace) -> int:
                                  roofline_entry(index, load_budget(layout.iteration(index)))]
     scaffold(layout, state, index, record)
     save_state(layout, state)
-    print(f"iteration {index} open: {folder}")
-    print(f"profile: {record['profile']['verdict']}")
+    print(f"iteration {index} open: {folder}\nprofile: {record['profile']['verdict']}")
     print(f"budget: {budget_line(load_budget(folder))}")
     print(f"next: write {folder / 'methods.json'} and the kernels in {folder / 'branches'}/b1..b{state['branches']}, "
           f"then `dcuopt close-iter {layout.run_dir}`")
@@ -165,9 +163,10 @@ def profile_current_best(layout: RunLayout, state: dict[str, Any], index: int, r
     iterv<i>/profile.json and budget.json; the summary for the iteration record. A profile of the same frozen
     baseline is kept unless `reprofile`."""
     folder = layout.iteration(index)
-    kept = load_budget(folder)
+    kept, made = load_budget(folder), folder / PROFILE_NAME
+    # With the device elsewhere (--ingested), a profile made here (without the device) is not kept.
     if not reprofile and kept is not None and kept.get("baseline_sha256") == record["baseline_sha256"] \
-            and (folder / PROFILE_NAME).is_file():
+            and made.is_file() and (not ingested or json.loads(made.read_text()).get("measured") == "remote"):
         return profile_summary(kept, kept=True)
     remote = None if reprofile or triage_due(state, index) else remote_champion_profile(layout, index, record)
     if remote is not None:
@@ -181,7 +180,7 @@ def profile_current_best(layout: RunLayout, state: dict[str, Any], index: int, r
     else:
         harness = ingested_profile(layout, index) if ingested else None
         if ingested and harness is None:
-            return pending_profile(layout)
+            return pending_profile(layout, folder)
         if harness is None:
             extra = [f"--dcuopt-toolchain={state['toolchain']}", *state.get("pytest_args", []), "-rs",
                      "-k", PROFILE_SELECTION]
@@ -208,8 +207,11 @@ def ingested_profile(layout: RunLayout, index: int) -> HarnessRun | None:
                                                       "and ingest its results", "open-iter")
 
 
-def pending_profile(layout: RunLayout) -> dict[str, Any]:
-    """The iteration record's `profile` while the best's profile is still to come from the device host."""
+def pending_profile(layout: RunLayout, folder: Path) -> dict[str, Any]:
+    """The iteration record's `profile` while the best's profile is still to come from the device host; a profile
+    and budget made here without the device are removed (close-iter must not take them for the best's)."""
+    for stale in (folder / PROFILE_NAME, folder / BUDGET_NAME):
+        stale.unlink(missing_ok=True)
     how = (f"`dcuopt pack {layout.run_dir} --profile`, run it on the device host, `dcuopt ingest {layout.run_dir} "
            f"results.tar.gz`, then `dcuopt open-iter {layout.run_dir} --ingested`")
     return {"status": PENDING, "verdict": f"{PENDING}: {how}", "reason": f"not yet profiled: {how}", "bound": None,

@@ -149,3 +149,25 @@ def test_open_iter_waits_for_the_profile_made_elsewhere_and_finalize_for_the_hea
     state = {**state, "best_file": str(other), "history": [{"iter": 1, "status": "improved"}]}
     with pytest.raises(LoopError, match=re.escape(f"`dcuopt pack {run_dir} --final`, run it on the device host")):
         finalize.head_to_head(layout, state, ingested=True)
+
+
+def test_a_profile_made_here_without_the_device_is_not_kept_when_the_device_is_elsewhere(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run_dir = run_with(tmp_path, 0)
+    state = json.loads((run_dir / "state.json").read_text())
+    record = state["iterations"]["1"]
+    save_state(RunLayout(run_dir), {**state, "best_file": record["baseline_file"], "iterations_total": 2,
+                                    "branches": 2, "roofline_history": []})
+    iteration = run_dir / "iterv1"
+    iteration.mkdir()
+    # What a plain open-iter wrote on a machine without the device: a profile and a budget of nothing.
+    (iteration / "profile.json").write_text(json.dumps({"iter": 1, "verdict": "unavailable: no device here"}))
+    (iteration / "budget.json").write_text(json.dumps({
+        "iter": 1, "baseline_sha256": record["baseline_sha256"], "verdict": "unavailable: no device here",
+        "bound": "unknown", "budget": None, "stop": None, "arch": None, "reason": "no roofline",
+        "created_at": "2026-12-05T00:00:00+00:00"}))
+    assert main(["open-iter", str(run_dir), "--ingested"]) == 0
+    assert json.loads((run_dir / "state.json").read_text())["iterations"]["1"]["profile"]["status"] == "pending"
+    assert f"dcuopt pack {run_dir} --profile" in capsys.readouterr().out
+    assert not (iteration / "budget.json").exists() and not (iteration / "profile.json").exists()
+    assert main(["close-iter", str(run_dir), "--ingested"]) == 2  # no budget of the best: nothing to check against
