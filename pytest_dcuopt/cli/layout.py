@@ -27,6 +27,7 @@ from ..files import write_atomic
 LAYOUT_VERSION = 1
 STATE_NAME = "state.json"
 INGESTED_NAME = "ingested.json"  # `dcuopt ingest`'s record beside results measured on another machine
+CHAMPION_PROFILE = "champion_profile"  # close-iter's profile of the promoted branch: iterv<i>/champion_profile.json
 ITERATION_PREFIX = "iterv"
 # The seed's method buckets (state rules), plus `inconclusive` for evidence that could not be gathered.
 METHOD_LISTS = ("selected_methods", "effective_methods", "ineffective_methods", "implementation_failed_methods",

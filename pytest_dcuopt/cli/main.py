@@ -5,10 +5,10 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from . import close_iter, compare_timers, env, finalize, open_iter, probe, remote, setup_run, triton
+from . import close_iter, compare_timers, env, finalize, ingest, open_iter, pack, probe, setup_run, triton
 from .layout import LoopError
 
-COMMANDS = (env, setup_run, open_iter, close_iter, finalize, remote, triton, probe, compare_timers)
+COMMANDS = (env, setup_run, open_iter, close_iter, finalize, pack, ingest, triton, probe, compare_timers)
 
 
 def parser() -> argparse.ArgumentParser:

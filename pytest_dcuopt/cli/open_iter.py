@@ -9,13 +9,12 @@
     iterv<i>/methods.json, analysis.md      templates carrying the budget, written only when missing
     iterv<i>/branches/b1..bK/kernel.<ext>   the best as a starting point, written only when missing
 
-Profiling: the generated ref.py marks the iteration's baseline with `profile`, and open-iter runs
-`pytest iterv<i> -k "test_profile and baseline"` in a subprocess. The verdict is the marker's own: `profiled`,
-`degraded: ...` (e.g. perf without hardware counters: the roofline then rests on the kernel time and ref.py's
-workload model only, and says so), `inconclusive: ...`, or `unavailable: ...` (no profiler for the
-toolchain). The budget is the roofline's when it placed the kernel (a bound other than `unknown`), else there is
-none and budget.json says why: never a made-up one. Running open-iter again on an open iteration only adds what
-is missing and keeps the profile of the (frozen) baseline; `--reprofile` measures it again.
+Profiling: the generated ref.py marks the iteration's baseline with `profile`; open-iter runs `pytest iterv<i> -k
+"test_profile and baseline"` in a subprocess. The verdict is the marker's own (`profiled`, `degraded: ...`,
+`inconclusive: ...`, `unavailable: ...`). The budget is the roofline's when it placed the kernel (a bound other than
+`unknown`), else there is none and budget.json says why: never a made-up one. Running open-iter again keeps the
+profile of the (frozen) baseline; `--reprofile` measures it again; `--ingested` takes it from a `dcuopt pack
+--profile` run elsewhere.
 """
 from __future__ import annotations
 
@@ -33,8 +32,11 @@ from ..report.machine import now
 from ..toolchains.tool_finders import TOOL_FINDERS
 from . import methods
 from .harness import HarnessRun, run_pytest, skip_reasons
+from .ingested import ingested_harness
 from .layout import (
+    CHAMPION_PROFILE,
     FLAT_ITERATIONS_FOR_TRIAGE,
+    INGESTED_NAME,
     LoopError,
     RunLayout,
     add_run_dir_command,
@@ -102,8 +104,8 @@ if _branches.is_dir():
 '''
 
 PROFILE_NAME, BUDGET_NAME, PROFILE_RUN = "profile.json", "budget.json", "profile_run"
-CHAMPION_PROFILE = "champion_profile"  # close-iter's profile of the promoted branch: iterv<i>/champion_profile.json
 PROFILE_SELECTION = "test_profile and baseline"  # the one profile item of the iteration case
+PENDING = "pending"  # the best's profile is to come from the device host (open-iter --ingested)
 
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -111,6 +113,10 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                                                         "(iterv<i>/)", run)
     parser.add_argument("--reprofile", action="store_true",
                         help="profile the current best again although the open iteration has a profile of it")
+    parser.add_argument("--ingested", action="store_true",
+                        help="the device is on another host: take the profile of the best from the results `dcuopt "
+                             "ingest` placed in iterv<i>/profile_run/ (`dcuopt pack RUN_DIR --profile`); until they "
+                             "are there, open the iteration without a profile and say how to make one")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -120,17 +126,20 @@ def run(args: argparse.Namespace) -> int:
         "opened_at": now(), "baseline_file": state["best_file"], "baseline_sha256": sha256(Path(state["best_file"])),
         "status": "open"}
     prepare_case(layout, state, index, record)
-    record["profile"] = profile_current_best(layout, state, index, record, args.reprofile)
+    record["profile"] = profile_current_best(layout, state, index, record, args.reprofile, args.ingested)
     state["iterations"][str(index)] = record
+    folder = layout.iteration(index)
+    if record["profile"]["status"] == PENDING:  # no budget yet: the templates wait for it
+        save_state(layout, state)
+        print(f"iteration {index} open: {folder}\nprofile: {record['profile']['verdict']}")
+        return 0
     if triage_due(state, index):
         record["sqtt_triage"] = write_triage(layout, state, index)
     state["roofline_history"] = [*(r for r in state.get("roofline_history", []) if r.get("iter") != index),
                                  roofline_entry(index, load_budget(layout.iteration(index)))]
     scaffold(layout, state, index, record)
     save_state(layout, state)
-    folder = layout.iteration(index)
-    print(f"iteration {index} open: {folder}")
-    print(f"profile: {record['profile']['verdict']}")
+    print(f"iteration {index} open: {folder}\nprofile: {record['profile']['verdict']}")
     print(f"budget: {budget_line(load_budget(folder))}")
     print(f"next: write {folder / 'methods.json'} and the kernels in {folder / 'branches'}/b1..b{state['branches']}, "
           f"then `dcuopt close-iter {layout.run_dir}`")
@@ -149,14 +158,15 @@ def next_iteration(state: dict[str, Any]) -> int:
 
 
 def profile_current_best(layout: RunLayout, state: dict[str, Any], index: int, record: dict[str, Any],
-                         reprofile: bool = False) -> dict[str, Any]:
+                         reprofile: bool = False, ingested: bool = False) -> dict[str, Any]:
     """Profile the best before iteration `index` (the iteration case's baseline) through the harness and write
     iterv<i>/profile.json and budget.json; the summary for the iteration record. A profile of the same frozen
     baseline is kept unless `reprofile`."""
     folder = layout.iteration(index)
-    kept = load_budget(folder)
+    kept, made = load_budget(folder), folder / PROFILE_NAME
+    # With the device elsewhere (--ingested), a profile made here (without the device) is not kept.
     if not reprofile and kept is not None and kept.get("baseline_sha256") == record["baseline_sha256"] \
-            and (folder / PROFILE_NAME).is_file():
+            and made.is_file() and (not ingested or json.loads(made.read_text()).get("measured") == "remote"):
         return profile_summary(kept, kept=True)
     remote = None if reprofile or triage_due(state, index) else remote_champion_profile(layout, index, record)
     if remote is not None:
@@ -168,18 +178,44 @@ def profile_current_best(layout: RunLayout, state: dict[str, Any], index: int, r
                     "from": f"{layout.iteration(index - 1) / CHAMPION_PROFILE}.json: iteration {index - 1}'s "
                             "champion, this kernel, profiled on the device by the pack's run", "profile": entry}
     else:
-        extra = [f"--dcuopt-toolchain={state['toolchain']}", *state.get("pytest_args", []), "-rs",
-                 "-k", PROFILE_SELECTION]
-        harness = run_pytest([str(folder)], folder / PROFILE_RUN, extra, cwd=layout.run_dir)
+        harness = ingested_profile(layout, index) if ingested else None
+        if ingested and harness is None:
+            return pending_profile(layout, folder)
+        if harness is None:
+            extra = [f"--dcuopt-toolchain={state['toolchain']}", *state.get("pytest_args", []), "-rs",
+                     "-k", PROFILE_SELECTION]
+            harness = run_pytest([str(folder)], folder / PROFILE_RUN, extra, cwd=layout.run_dir)
         entry = branch_profile(harness, folder.name, state["toolchain"])
         verdict = profile_verdict(entry, harness, state["toolchain"])
         document = {"iter": index, "verdict": verdict, "baseline_file": record["baseline_file"],
                     "command": shlex.join(harness.result.command), "exit_status": harness.result.returncode,
-                    "harness_run": str(harness.run_dir), "profile": entry}
+                    "harness_run": str(harness.run_dir), "profile": entry,
+                    **({"measured": "remote", "from": f"{harness.run_dir}: `dcuopt pack --profile`, run on the "
+                        "device host"} if ingested else {})}
     write_atomic(folder / PROFILE_NAME, json.dumps(document, indent=2, default=str) + "\n")
     budget = budget_document(index, record, state, verdict, entry)
     write_atomic(folder / BUDGET_NAME, json.dumps(budget, indent=2, default=str) + "\n")
     return profile_summary(budget, kept=False)
+
+
+def ingested_profile(layout: RunLayout, index: int) -> HarnessRun | None:
+    """The best's profile that a `dcuopt pack --profile` run made on the device host (None until it is ingested)."""
+    folder = layout.iteration(index) / PROFILE_RUN
+    if not (folder / INGESTED_NAME).is_file():
+        return None
+    return ingested_harness(folder, "profile", index, f"`dcuopt pack {layout.run_dir} --profile`, run it there, "
+                                                      "and ingest its results", "open-iter")
+
+
+def pending_profile(layout: RunLayout, folder: Path) -> dict[str, Any]:
+    """The iteration record's `profile` while the best's profile is still to come from the device host; a profile
+    and budget made here without the device are removed (close-iter must not take them for the best's)."""
+    for stale in (folder / PROFILE_NAME, folder / BUDGET_NAME):
+        stale.unlink(missing_ok=True)
+    how = (f"`dcuopt pack {layout.run_dir} --profile`, run it on the device host, `dcuopt ingest {layout.run_dir} "
+           f"results.tar.gz`, then `dcuopt open-iter {layout.run_dir} --ingested`")
+    return {"status": PENDING, "verdict": f"{PENDING}: {how}", "reason": f"not yet profiled: {how}", "bound": None,
+            "budget": None, "stop": None, "arch": None, "profiled_at": None, "kept": False}
 
 
 def remote_champion_profile(layout: RunLayout, index: int, record: dict[str, Any]) -> dict[str, Any] | None:
@@ -224,9 +260,10 @@ def write_triage(layout: RunLayout, state: dict[str, Any], index: int) -> dict[s
         "ran_here": bool(passes),
         "where": ("open-iter's profile run asked the hipprof profiler for this pass (its files are under "
                   f"{folder / PROFILE_RUN})") if hipprof else
-                 ("hipprof is not installed here: `dcuopt pack` of this iteration runs the best's profile with this "
-                  "pass on the DCU host; after `dcuopt ingest`, `dcuopt open-iter` again summarizes what came back "
-                  "(or run `command` there by hand and copy its sqtt_json/ into iterv<i>/sqtt/)"),
+                 ("hipprof is not installed here: `dcuopt pack RUN_DIR --profile` (or the iteration's `dcuopt pack`) "
+                  "runs the best's profile with this pass on the DCU host; after `dcuopt ingest`, `dcuopt open-iter "
+                  "--ingested` again summarizes what came back (or run `command` there by hand and copy its "
+                  "sqtt_json/ into iterv<i>/sqtt/)"),
         "passes": passes + ([sqtt.summarize(folder / "sqtt")] if (folder / "sqtt").is_dir() else []),
         "format": sqtt.UNVERIFIED, "created_at": now()}
     write_atomic(folder / "sqtt_triage.json", json.dumps(document, indent=2, default=str) + "\n")

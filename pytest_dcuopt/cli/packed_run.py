@@ -26,9 +26,8 @@ from .. import __version__
 from ..files import write_atomic
 from .close_iter import ablation_step, ablation_unneeded, judge_branches, profile_step
 from .harness import HarnessRun, run_pytest, toolchain_entry
-from .layout import LoopError
-from .open_iter import CHAMPION_PROFILE
-from .remote import ABLATION, MANIFEST, PLUGIN_ROOT, REMOTE_RUN_DIR, RESULTS, STEPS_NAME
+from .layout import CHAMPION_PROFILE, LoopError
+from .pack import ABLATION, MANIFEST, PLUGIN_ROOT, REMOTE_RUN_DIR, RESULTS, STEPS_NAME
 
 # The plugin's dependencies that a run imports (matplotlib is optional: plots only; xdist is not used here).
 REQUIRED = {"pytest": "pytest", "pytest_benchmark": "pytest-benchmark", "hypothesis": "hypothesis",

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from pytest_dcuopt.cli import close_iter
+from pytest_dcuopt.cli import buckets as rules
 from pytest_dcuopt.cli.close_iter import checked_methods
 from pytest_dcuopt.cli.layout import LoopError, RunLayout
 from pytest_dcuopt.toolchains import toolchain_class
@@ -66,7 +66,7 @@ def test_a_missing_budget_json_sends_the_user_to_open_iter(tmp_path: Path) -> No
         checked_methods(layout, STATE, 2)
 
 
-# ----- the state rules on fixed inputs (close_iter.classify, close_iter.champion_isa) ------------------------------
+# ----- the state rules on fixed inputs (rules.classify, rules.champion_isa) ------------------------------
 DECLARED = [{"id": i, "name": i, "axis": i.split(".")[0]} for i in
             ("memory.vectorized_global_access", "latency.ilp_unroll", "compute.mmac_tensor_core",
              "memory.lds_tiling")]
@@ -81,11 +81,11 @@ def isa_report(champion: str, family: str, outcomes: dict[str, str]) -> dict[str
 
 
 def buckets(outcome: dict[str, object]) -> dict[str, str]:
-    return {m["id"]: m["bucket"] for m in close_iter.classify(DECLARED, outcome)}
+    return {m["id"]: m["bucket"] for m in rules.classify(DECLARED, outcome)}
 
 
 def test_state_rules_combine_the_ablation_with_the_champions_per_method_isa() -> None:
-    isa = close_iter.champion_isa(isa_report("b1", "sass", {
+    isa = rules.champion_isa(isa_report("b1", "sass", {
         "memory.vectorized_global_access": "pass",  # LDG.E.128 found
         "latency.ilp_unroll": "inconclusive",      # no instruction of its own: timing decides
         "compute.mmac_tensor_core": "fail",        # built, but no tensor-core instruction in the dump
@@ -106,7 +106,7 @@ def test_state_rules_combine_the_ablation_with_the_champions_per_method_isa() ->
 def test_without_an_isa_result_no_method_is_effective() -> None:
     found = buckets({"promoted": True, "isa": {}, "ablation": {"methods": {m["id"]: HELPS for m in DECLARED}}})
     assert set(found.values()) == {"inconclusive"}
-    (first, *_) = close_iter.classify(DECLARED, {"promoted": True, "isa": {}, "ablation": {}})
+    (first, *_) = rules.classify(DECLARED, {"promoted": True, "isa": {}, "ablation": {}})
     assert first["note"].startswith("ISA evidence not gathered: no ISA check result for the champion")
 
 
@@ -116,11 +116,11 @@ def test_without_a_promotion_a_method_missing_from_every_checked_branch_failed_i
             {"kind": "method", "subject": "compute.mmac_tensor_core", "outcome": "fail", "detail": "no v_mfma"},
             {"kind": "method", "subject": "memory.vectorized_global_access", "outcome": o, "detail": o}]}]}
         for b, o in (("b1", "fail"), ("b2", "pass"))]}
-    isa = close_iter.branches_isa(report, ["b1", "b2"], [m["id"] for m in DECLARED])
+    isa = rules.branches_isa(report, ["b1", "b2"], [m["id"] for m in DECLARED])
     assert isa["compute.mmac_tensor_core"]["isa"] == "missing" and isa["compute.mmac_tensor_core"]["branches"] == [
         "b1", "b2"]
     assert isa["memory.vectorized_global_access"]["isa"] == "present"  # b2 has it: implemented, and no faster
-    found = close_iter.classify(DECLARED, {"promoted": False, "any_correct_branch": True, "isa": isa})
+    found = rules.classify(DECLARED, {"promoted": False, "any_correct_branch": True, "isa": isa})
     by_id = {m["id"]: m for m in found}
     assert by_id["compute.mmac_tensor_core"]["bucket"] == "implementation_failed"
     assert by_id["compute.mmac_tensor_core"]["isa"]["isa"] == "missing"  # never `isa: null`
@@ -133,7 +133,7 @@ def test_an_inconclusive_ablation_is_its_own_bucket_not_ineffective() -> None:
     isa = {m["id"]: {"isa": "present", "family": "sass", "detail": ""} for m in DECLARED}
     wide = {"outcome": "inconclusive", "slowdown_when_removed": 1.7, "slowdown_interval": [0.97, 2.96],
             "note": "after 12 paired rounds the interval [0.97, 2.96] holds both an effect and none"}
-    found = close_iter.classify(DECLARED, {"promoted": True, "isa": isa,
+    found = rules.classify(DECLARED, {"promoted": True, "isa": isa,
                                            "ablation": {"methods": {m["id"]: wide for m in DECLARED}}})
     assert {m["bucket"] for m in found} == {"inconclusive"}
     assert found[0]["note"].startswith("removing it: after 12 paired rounds") and found[0]["slowdown_interval"] == [
@@ -142,13 +142,13 @@ def test_an_inconclusive_ablation_is_its_own_bucket_not_ineffective() -> None:
 
 def test_a_method_not_ablated_is_inconclusive_even_with_its_isa_present() -> None:
     isa = {m["id"]: {"isa": "present", "family": "sass", "detail": ""} for m in DECLARED}
-    found = close_iter.classify(DECLARED, {"promoted": True, "isa": isa, "ablation": {"status": "not run",
+    found = rules.classify(DECLARED, {"promoted": True, "isa": isa, "ablation": {"status": "not run",
                                                                                     "reason": "no flags"}})
     assert {m["bucket"] for m in found} == {"inconclusive"} and found[0]["note"] == "not ablated: no flags"
 
 
 def test_without_a_check_result_a_method_with_no_signature_in_the_family_needs_none() -> None:
-    isa = close_iter.champion_isa(None, "b1", ["latency.ilp_unroll", "memory.vectorized_global_access"],
+    isa = rules.champion_isa(None, "b1", ["latency.ilp_unroll", "memory.vectorized_global_access"],
                                   toolchain_class("cpu"))
     assert isa["latency.ilp_unroll"]["isa"] == "no signature" and isa["latency.ilp_unroll"]["family"] == "x86"
     assert "memory.vectorized_global_access" not in isa  # x86 has a signature for it: no check, no evidence

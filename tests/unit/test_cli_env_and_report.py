@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_dcuopt.cli import close_iter, env, finalize
+from pytest_dcuopt.cli import buckets, close_iter, env, finalize
 from pytest_dcuopt.toolchains import registered_names
 
 
@@ -46,10 +46,10 @@ METHOD = [{"id": "latency.ilp_unroll", "name": "u", "axis": "latency"}]
 def test_a_failed_ablation_is_inconclusive_never_effective() -> None:
     outcome = {"promoted": True, "ablation": {"methods": {"latency.ilp_unroll": {"outcome": "incorrect",
                                                                                  "message": "wrong"}}}}
-    (entry,) = close_iter.classify(METHOD, outcome)
+    (entry,) = buckets.classify(METHOD, outcome)
     assert entry["bucket"] == "inconclusive"
 
 
 def test_methods_without_a_champion_are_ineffective_only_when_something_was_measured() -> None:
-    assert close_iter.classify(METHOD, {"promoted": False, "any_correct_branch": True})[0]["bucket"] == "ineffective"
-    assert close_iter.classify(METHOD, {"promoted": False, "any_correct_branch": False})[0]["bucket"] == "inconclusive"
+    assert buckets.classify(METHOD, {"promoted": False, "any_correct_branch": True})[0]["bucket"] == "ineffective"
+    assert buckets.classify(METHOD, {"promoted": False, "any_correct_branch": False})[0]["bucket"] == "inconclusive"

@@ -33,7 +33,7 @@ REPO = Path(__file__).resolve().parents[2]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from pytest_dcuopt.cli.close_iter import bucket_from_ablation  # noqa: E402
+from pytest_dcuopt.cli.buckets import bucket_from_ablation  # noqa: E402
 from pytest_dcuopt.cli.methods import Selection, history_of, propose  # noqa: E402
 from pytest_dcuopt.isa.signature_registry import load as load_signatures  # noqa: E402
 from pytest_dcuopt.tool import run_tool  # noqa: E402

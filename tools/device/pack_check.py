@@ -1,4 +1,4 @@
-"""Driver of tools/device/pack_check.sh: a packed run on the device, and the remote loop of one iteration.
+"""Driver of tools/device/pack_check.sh: a packed run on the device, and the remote loop of two iterations.
 
     python3 tools/device/pack_check.py run --archive PACK.tar.gz --work W --out OUT [--python python3]
     python3 tools/device/pack_check.py loop --case CASE --toolchain cuda --fast BRANCH_FILE --work W --out OUT \
@@ -8,16 +8,20 @@
 pack carries it), from W; results.tar.gz is copied to OUT/<pack>-results.tar.gz and what remote.json and steps.json
 say goes into OUT/pack-check.json.
 
-`loop`: one iteration of the loop with every device step packed, as a person whose device is on another host does
-it. The "here" side is this checkout with the GPU hidden (CUDA_VISIBLE_DEVICES and HIP_VISIBLE_DEVICES empty), the
-"there" side run.sh with PYTHON in a folder of its own: `dcuopt pack` of a copy of CASE (the preflight's selection),
-run there, `dcuopt ingest --into`, `dcuopt setup --preflight-from`, `open-iter` (its profile of the best needs the
-device: unavailable here), a methods.json proposed as tools/device/loop_check.py does (the first method carrying
---real-flag, the second --placebo-flag), b1 = FAST, b2 = the baseline, `dcuopt pack --iter 1`, run there,
-`dcuopt ingest`, `dcuopt close-iter --ingested`, `open-iter` of iteration 2 (its best is the champion: its
-profile is the one made there). OUT/pack-loop.json says what each step did, the champion, the methods' buckets,
-where the ablation and the champion's profile were measured, whether close-iter changed any ingested file (it must
-measure nothing), and where iteration 2's profile and budget came from.
+`loop`: two iterations of the loop and finalize with every device step packed, as a person whose device is on
+another host does it. The "here" side is this checkout with the GPU hidden (CUDA_VISIBLE_DEVICES and
+HIP_VISIBLE_DEVICES empty), the "there" side run.sh with PYTHON in a folder of its own; each pack is made here, run
+there and ingested here: `dcuopt pack` of a copy of CASE (the preflight's selection) then `setup --preflight-from`;
+`open-iter --ingested` (the iteration opens, its profile to come), `pack --profile` (the best's profile, there),
+`open-iter --ingested` (profile.json, budget.json from it); a methods.json proposed as tools/device/loop_check.py
+does (the first method carrying --real-flag, the second --placebo-flag), b1 = FAST, b2 = the baseline, `pack --iter
+1` (measurement, champion, its ablation and profile, there), `close-iter --ingested`; `open-iter --ingested` of
+iteration 2 (its best is the champion: its profile is the one made there), both branches the first baseline, `pack
+--iter 2`, `close-iter --ingested` (nothing promoted); `pack --final` (the first baseline against the final best,
+there), `finalize --ingested`. OUT/pack-loop.json says what each step did, where each iteration's profile came from,
+the methods' buckets, where the ablation and the champion's profile were measured, whether close-iter changed any
+ingested file (it must measure nothing), the history and the head-to-head; OUT gets the results of each iteration's
+pack, state.json, summary.md, the attributions, iteration 1's champion profile and head_to_head.json.
 """
 from __future__ import annotations
 
@@ -133,67 +137,92 @@ def loop(args: argparse.Namespace) -> int:
         print(f"--- {steps[-1]['command'][:160]}: exit {steps[-1]['exit']} ({steps[-1]['seconds']} s)", flush=True)
         return bool(steps[-1]["exit"] == 0)
 
-    def there(archive: Path, name: str) -> dict[str, Any]:
-        found = run_there(archive, work / name, args.python)
+    def packed(target: Path, label: str, *pack_args: str | Path, into: Path | None = None) -> bool:
+        """`dcuopt pack TARGET PACK_ARGS`, its run.sh run there, its results ingested here."""
+        archive = work / f"{label}.pack.tar.gz"
+        if not step("pack", target, *pack_args, "-o", archive):
+            return False
+        found = run_there(archive, work / f"there-{label}", args.python)
         steps.append({"command": f"run.sh of {archive.name} with {args.python}", "exit": found["run_sh_exit"],
                       "seconds": found["seconds"], "tail": found["tail"], "remote": found["remote"],
                       "steps": found["steps"]})
         write(out / "pack-loop.json", report)
         print(f"--- run.sh of {archive.name}: exit {found['run_sh_exit']} ({found['seconds']} s)", flush=True)
-        return found
+        if Path(found["results"]).is_file() and label.startswith("iterv"):
+            shutil.copyfile(found["results"], out / f"{label}-results.tar.gz")
+        where: list[str | Path] = ["--into", into] if into else []
+        return step("ingest", target, found["results"], *where)
 
     harness = f"--dcuopt-toolchain={args.toolchain} {args.pytest_args}".strip()
-    case_pack = work / "case.pack.tar.gz"
-    if not step("pack", case, "--toolchain", args.toolchain, "--pytest-args",
-                f"{args.pytest_args} -k '{PREFLIGHT_SELECTION}'", "-o", case_pack):
-        return 1
-    measured = there(case_pack, "there-case")
-    if not (step("ingest", case, measured["results"], "--into", work / "measured")
+    if not (packed(case, "case", "--toolchain", args.toolchain, "--pytest-args",
+                   f"{args.pytest_args} -k '{PREFLIGHT_SELECTION}'", into=work / "measured")
             and step("setup", case, "--iterations", "2", "--branches", "2", "--run-dir", run_dir,
                      "--preflight-from", work / "measured", "--pytest-args", harness)
-            and step("open-iter", run_dir)):
-        return 1
+            # open-iter: the best's profile is measured there (the budget comes before the methods).
+            and step("open-iter", run_dir, "--ingested")
+            and packed(run_dir, "iterv1-profile", "--profile")
+            and step("open-iter", run_dir, "--ingested")):
+        return finish(report, out, False)
+    report["profiles"] = {"iterv1": profile_origin(run_dir, 1)}
     iteration = run_dir / "iterv1"
     write(iteration / "methods.json", methods_for(run_dir, 1, (args.real_flag, args.placebo_flag), args.toolchain))
     shutil.copyfile(args.fast, iteration / "branches" / "b1" / f"kernel{baseline.suffix}")
     shutil.copyfile(baseline, iteration / "branches" / "b2" / f"kernel{baseline.suffix}")
-    iteration_pack = work / "iterv1.pack.tar.gz"
-    if not step("pack", run_dir, "--iter", "1", "-o", iteration_pack):
-        return 1
-    ran = there(iteration_pack, "there-iteration")
-    if Path(ran["results"]).is_file():
-        shutil.copyfile(ran["results"], out / "iterv1-results.tar.gz")
-    if not step("ingest", run_dir, ran["results"]):
-        return 1
+    if not packed(run_dir, "iterv1", "--iter", "1"):
+        return finish(report, out, False)
     placed = {name: digests(iteration / name) for name in ("pytest", "ablation", "champion_profile")}
     closed = step("close-iter", run_dir, "--ingested")
     checks["close_iter_changed_no_ingested_file"] = placed == {
         name: digests(iteration / name) for name in ("pytest", "ablation", "champion_profile")}
     checks["close_iter_measured_nothing"] = "nothing is measured here" in steps[-1]["tail"] or None
-    if closed:
+    if not closed:
+        return finish(report, out, False)
+    attribution = json.loads((iteration / "attribution.json").read_text())
+    report["buckets"] = {m["id"]: (m["bucket"], m.get("note")) for m in attribution["methods"]}
+    report["ablation"] = {k: attribution.get("ablation", {}).get(k) for k in ("status", "reason", "measured")}
+    report["ablation_methods"] = {k: {f: v.get(f) for f in ("outcome", "slowdown_when_removed", "slowdown_interval",
+                                                             "rounds")}
+                                  for k, v in (attribution.get("ablation", {}).get("methods") or {}).items()}
+    report["champion_profile"] = attribution.get("champion_profile")
+    # Iteration 2: its best is the champion (its profile came from there); both branches the first baseline, so
+    # nothing may be promoted.
+    if not step("open-iter", run_dir, "--ingested"):
+        return finish(report, out, False)
+    report["profiles"]["iterv2"] = profile_origin(run_dir, 2)
+    second = run_dir / "iterv2"
+    write(second / "methods.json", methods_for(run_dir, 2, (), args.toolchain))
+    for branch in ("b1", "b2"):
+        shutil.copyfile(baseline, second / "branches" / branch / f"kernel{baseline.suffix}")
+    done = (packed(run_dir, "iterv2", "--iter", "2") and step("close-iter", run_dir, "--ingested")
+            and packed(run_dir, "final", "--final") and step("finalize", run_dir, "--ingested"))
+    return finish(report, out, done, run_dir)
+
+
+def profile_origin(run_dir: Path, index: int) -> dict[str, Any]:
+    """Where iteration `index`'s profile of the best and its budget came from."""
+    folder = run_dir / f"iterv{index}"
+    profile = json.loads((folder / "profile.json").read_text())
+    budget = json.loads((folder / "budget.json").read_text())
+    return {"measured": profile.get("measured", "here"), "from": profile.get("from"), "verdict": profile["verdict"],
+            "bound": budget.get("bound"), "budget": budget.get("budget")}
+
+
+def finish(report: dict[str, Any], out: Path, done: bool, run_dir: Path | None = None) -> int:
+    """pack-loop.json with the run's decisions, and its small files copied out."""
+    if run_dir is not None and (run_dir / "state.json").is_file():
         state = json.loads((run_dir / "state.json").read_text())
-        attribution = json.loads((iteration / "attribution.json").read_text())
         report["history"] = [(h["iter"], h["status"], h["champion"]) for h in state["history"]]
-        report["buckets"] = {m["id"]: (m["bucket"], m.get("note")) for m in attribution["methods"]}
-        report["ablation"] = {k: attribution.get("ablation", {}).get(k) for k in ("status", "reason", "measured")}
-        report["ablation_methods"] = {k: {f: v.get(f) for f in ("outcome", "slowdown_when_removed",
-                                                                 "slowdown_interval", "rounds")}
-                                      for k, v in (attribution.get("ablation", {}).get("methods") or {}).items()}
-        report["champion_profile"] = attribution.get("champion_profile")
         report["roofline_history"] = [(r["iter"], r["stage"], r.get("verdict")) for r in state["roofline_history"]]
-        for name in ("state.json", "iterv1/attribution.json", "iterv1/champion_profile.json"):
+        final = run_dir / "final" / "head_to_head.json"
+        report["head_to_head"] = json.loads(final.read_text()) if final.is_file() else None
+        report["checks"]["iteration2_not_promoted"] = [h["status"] for h in state["history"]][1:] == ["no_gain"]
+        for name in ("state.json", "summary.md", "iterv1/attribution.json", "iterv1/champion_profile.json",
+                     "iterv2/attribution.json", "final/head_to_head.json"):
             if (run_dir / name).is_file():
                 shutil.copyfile(run_dir / name, out / name.replace("/", "-"))
-    if closed and step("open-iter", run_dir):  # iteration 2's best is the champion: its profile came from there
-        profile = json.loads((run_dir / "iterv2" / "profile.json").read_text())
-        budget = json.loads((run_dir / "iterv2" / "budget.json").read_text())
-        report["iteration2_profile"] = {"measured": profile.get("measured"), "from": profile.get("from"),
-                                        "verdict": profile["verdict"], "profile_run_here":
-                                            (run_dir / "iterv2" / "profile_run").exists(),
-                                        "bound": budget.get("bound"), "budget": budget.get("budget")}
     write(out / "pack-loop.json", report)
-    print(json.dumps({k: v for k, v in report.items() if k != "steps"}, indent=1, default=str)[:6000])
-    return 0 if closed else 1
+    print(json.dumps({k: v for k, v in report.items() if k != "steps"}, indent=1, default=str)[:8000])
+    return 0 if done else 1
 
 
 def write(path: Path, document: dict[str, Any]) -> None:

@@ -9,15 +9,18 @@
 #    a GPU) unpacked in a scratch folder and its run.sh run with python3, which need not have pytest_dcuopt: the pack
 #    carries it. $OUT gets <pack>-results.tar.gz (bring it back and `dcuopt ingest` it where the pack was made) and
 #    pack-check.json (run.sh's exit status, remote.json: which pytest_dcuopt ran; steps.json).
-# 2. (LOOP=0 skips it) one iteration of the loop with every device step packed, on CASE (default the CUDA fixture
-#    tests/data/cases/ablation_rowsum_cuda; FAST its branch block_reduce): this checkout with the GPU hidden plays
-#    the machine that writes the kernels, run.sh with python3 in a folder of its own the device host. `dcuopt pack`
-#    of the case, run there, ingest, `setup --preflight-from`, open-iter, methods.json and two branches, `dcuopt
-#    pack --iter 1`, run there (measurement, champion, its ablation, its ncu profile), ingest, `close-iter
-#    --ingested`, open-iter 2 (its profile: the champion's, from there). $OUT gets pack-loop.json (each step, the
-#    champion, the methods' buckets, where the ablation and profile were measured, whether close-iter left the
-#    ingested files alone, where iteration 2's profile and budget came from), iterv1-results.tar.gz, state.json,
-#    iterv1-attribution.json, iterv1-champion_profile.json (7 files in all with step 1).
+# 2. (LOOP=0 skips it) two iterations of the loop and finalize with every device step packed, on CASE (default the
+#    CUDA fixture tests/data/cases/ablation_rowsum_cuda; FAST its branch block_reduce): this checkout with the GPU
+#    hidden plays the machine that writes the kernels, run.sh with python3 in a folder of its own the device host.
+#    Each pack is made here, run there, ingested here: the case (`setup --preflight-from`); `pack --profile` between
+#    two `open-iter --ingested` (the best's profile and budget, from there); methods.json and two branches, `pack
+#    --iter 1` (measurement, champion, its ablation, its ncu profile), `close-iter --ingested`; `open-iter
+#    --ingested` 2 (its profile: the champion's, from there), both branches the baseline, `pack --iter 2`,
+#    `close-iter --ingested`; `pack --final` (the head-to-head), `finalize --ingested`. $OUT gets pack-loop.json
+#    (each step, where each profile came from, the methods' buckets, where the ablation and profile were measured,
+#    whether close-iter left the ingested files alone, the history, the head-to-head), iterv1-profile-results.tar.gz,
+#    iterv1-results.tar.gz, iterv2-results.tar.gz, state.json, summary.md, iterv1-attribution.json,
+#    iterv2-attribution.json, iterv1-champion_profile.json, final-head_to_head.json (12 files in all with step 1).
 #
 # Time: at most RUN_S (240) + LOOP_S (330) seconds, inside one 600 s device command.
 # Needs: python3 with pytest, pytest-benchmark, hypothesis, numpy, xxhash, torch (the device image has them) and
@@ -56,7 +59,7 @@ if [ "${LOOP:-1}" = 1 ]; then
   CASE=${CASE:-tests/data/cases/ablation_rowsum_cuda}
   FAST=${FAST:-$CASE/branches/block_reduce/kernel.cu}
   HARNESS=${HARNESS:-"--dcuopt-max-time=0.3 --dcuopt-min-samples=3 --dcuopt-warmup=0.02 --dcuopt-examples=5 --dcuopt-cache-dir=$W/cache"}
-  echo "=== one iteration, every device step packed ($CASE, ${TOOLCHAIN:-cuda})"
+  echo "=== two iterations and finalize, every device step packed ($CASE, ${TOOLCHAIN:-cuda})"
   timeout "${LOOP_S:-330}" "$PY" tools/device/pack_check.py loop --case "$CASE" --toolchain "${TOOLCHAIN:-cuda}" \
     --fast "$FAST" --work "$W/loop" --out "$OUT" --python "$PY" --pytest-args "$HARNESS" \
     ${REAL_FLAG:+"--real-flag=$REAL_FLAG"} ${PLACEBO_FLAG:+"--placebo-flag=$PLACEBO_FLAG"}
