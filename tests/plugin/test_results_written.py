@@ -105,3 +105,15 @@ def test_a_conftest_adds_a_column_to_summary_md_and_the_terminal_table(run_plugi
     terminal = result.stdout.lines
     table = terminal[next(i for i, line in enumerate(terminal) if "dcuopt: branches per case" in line):]
     assert table_cell(table, "baseline", "source kind") == "cpp"
+
+
+def test_a_column_that_cannot_be_added_fails_the_run_and_the_tables_keep_the_built_in_ones(
+        run_plugin, pytester: pytest.Pytester) -> None:
+    """A hook's column whose header is taken: the run fails naming it; summary.md is still written, built-in only."""
+    pytester.makeconftest(COLUMN_CONFTEST.replace('Column("source kind"', 'Column("GB/s"'))
+    result = run_plugin(CASES / "signature_edge", args=("-k", "correctness"))
+    assert result.ret == pytest.ExitCode.INTERNAL_ERROR
+    result.stdout.fnmatch_lines(["*pytest_dcuopt_summary_columns: DcuOptError: *'GB/s' is empty or already taken*"])
+    summary = (pytester.path / "run" / "summary.md").read_text().splitlines()
+    header = next(line for line in summary if line.startswith("| branch"))
+    assert [cell.strip() for cell in header.strip("|").split("|")][-1] == "ISA" and header.count("GB/s") == 1
