@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from .observe import Observer
+    from .report.columns import Column
     from .report.records import BranchRecord
     from .timing.policy import Samples
     from .variant import Variant
@@ -72,5 +73,27 @@ def pytest_dcuopt_observers(config: pytest.Config) -> list[Observer]:
 
         def pytest_dcuopt_observers(config):
             return [MyObserver()]
+    """
+    raise NotImplementedError  # a specification: pluggy calls the implementations, never this body
+
+
+@hookspec
+def pytest_dcuopt_summary_columns(config: pytest.Config) -> list[Column]:
+    """Columns to add to the branch tables of summary.md and the terminal, after the built-in ones.
+
+    Called once, at session end before summary.md is written (on the xdist controller). A column is a
+    `pytest_dcuopt.report.columns.Column`: its header, `read(branch_name, branch)` that takes the value from the
+    branch's entry in state.json (at a benchmark size, the size's entry over the branch's own), and optionally
+    `render(value, text)` (by default `-` for None, else the value as free text, escaped for the table).
+
+    Example, a conftest.py that records a figure and shows it as a column::
+
+        from pytest_dcuopt.report.columns import Column
+
+        def pytest_dcuopt_update_branch_record(record, config):
+            record.observations["threads"] = 8
+
+        def pytest_dcuopt_summary_columns(config):
+            return [Column("threads", lambda name, branch: branch["observations"].get("threads"))]
     """
     raise NotImplementedError  # a specification: pluggy calls the implementations, never this body

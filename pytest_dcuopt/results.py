@@ -8,12 +8,15 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import pytest
+
 from . import __version__
 from .errors import ReportError
 from .files import point_latest, write_atomic
 from .gate import REPORT_NAME as GATE_REPORT
 from .gate import xdist_workers
 from .gate.ci import append_step_summary
+from .report.columns import BRANCH_COLUMNS, Column, with_added
 from .report.machine import machine_info, now
 from .report.plausibility import flag_records
 from .report.plots import write_run_plots
@@ -24,6 +27,8 @@ from .selection import run_selection
 
 if TYPE_CHECKING:
     from .session import DcuOptSession
+
+SUMMARY_COLUMNS_KEY = pytest.StashKey[tuple[Column, ...]]()  # the branch tables' columns, chosen at session end
 
 
 def finish(session: DcuOptSession, exit_status: int | None, interrupted: str | None = None,
@@ -61,9 +66,10 @@ def finish(session: DcuOptSession, exit_status: int | None, interrupted: str | N
     session.state = state
     _collect(errors, "state.json", write_atomic, run_dir / "state.json",
              json.dumps(state, indent=2, default=str) + "\n")
+    columns = config.stash[SUMMARY_COLUMNS_KEY] = _summary_columns(config, errors)
     # The plots (PNG, beside summary.md) are drawn first so that summary.md links the files just written.
     _collect(errors, "summary.md", lambda: write_atomic(
-        run_dir / "summary.md", render_summary(state) + "\n".join(write_run_plots(state, run_dir))))
+        run_dir / "summary.md", render_summary(state, columns) + "\n".join(write_run_plots(state, run_dir))))
     _collect(errors, "$GITHUB_STEP_SUMMARY", append_step_summary, state)
     for name, entries in sorted(session.reports.items()):
         observer = session.observers.get(name)
@@ -93,6 +99,18 @@ def _integrity(errors: list[str]) -> dict[str, Any]:
     return {"watched": len(DIGESTS.seen), "changed": changed}
 
 
+def _summary_columns(config: pytest.Config, errors: list[str]) -> tuple[Column, ...]:
+    """The built-in columns and the `pytest_dcuopt_summary_columns` hook's; when the hook fails or returns what
+    cannot be a column, the error is the run's and the tables keep the built-in columns."""
+    try:
+        return with_added(column for found in config.hook.pytest_dcuopt_summary_columns(config=config)
+                          for column in found)
+    except Exception as exc:
+        errors.append(f"pytest_dcuopt_summary_columns: {type(exc).__name__}: {exc}; summary.md and the terminal "
+                      "show the built-in columns only")
+        return BRANCH_COLUMNS
+
+
 def _collect(errors: list[str], what: str, action: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
     """Run one step of writing the results; keep its error (with what it was) instead of stopping."""
     try:
@@ -112,4 +130,7 @@ def report_paths(session: DcuOptSession) -> list[tuple[str, Path]]:
 
 def summary_lines(session: DcuOptSession) -> list[str]:
     """The terminal's table of branches per case (none before `finish` wrote the state)."""
-    return terminal_lines(session.state) if session.state else []
+    if not session.state:
+        return []
+    columns: tuple[Column, ...] = session.config.stash.get(SUMMARY_COLUMNS_KEY, BRANCH_COLUMNS)
+    return terminal_lines(session.state, columns)

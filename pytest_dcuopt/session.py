@@ -29,7 +29,7 @@ from .run.isolation import close_all
 from .run.spare_workers import SpareWorkers
 from .selection import branch_of, built_by, case_group, run_selection
 from .timing.calibration import XDIST_RUN_ENV, CalibrationStore, shared_dir_for_run
-from .toolchains import Availability, Toolchain, make_toolchain, toolchain_class
+from .toolchains import Availability, Toolchain, toolchain_class
 from .toolchains.cache import BuildCache
 from .toolchains.exchange import set_run_seed
 from .variant import BackgroundBuilds, BuildSettings, Variant, resolve
@@ -87,7 +87,7 @@ class DcuOptSession:
 
     def toolchain(self, name: str) -> Toolchain:
         if name not in self._toolchains:
-            self._toolchains[name] = make_toolchain(name, self.options.arch, self.options.extra_flags)
+            self._toolchains[name] = self.build_settings().toolchain(name)
         return self._toolchains[name]
 
     def availability(self, name: str) -> Availability:

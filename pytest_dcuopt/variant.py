@@ -19,7 +19,7 @@ import warnings
 from collections.abc import Iterable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import wait as wait_for
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +33,7 @@ from .report.records import BranchRecord
 from .run.isolation import IsolatedKernel, WorkerSpec
 from .run.spare_workers import SpareWorkers
 from .timing.calibration import CalibrationStore
+from .toolchains import make_toolchain
 from .toolchains.base import Artifact, BranchUnavailable, Toolchain
 from .toolchains.binding import BindSpec
 from .toolchains.cache import BuildCache, BuildCacheError
@@ -87,7 +88,9 @@ class Variant:
 
 @dataclass(frozen=True)
 class BuildSettings:
-    """What the build stage needs from the run's options."""
+    """What the build stage needs from the run's options; the one route of the build flags and the arch. A branch's
+    toolchain is made here (`toolchain`), `resolve` hands the same flags to its worker, which makes its own from
+    them, and the profile target gets the worker's; an ablated build adds its flags here (`adding_flags`)."""
 
     cache: BuildCache
     arch: str | None
@@ -100,11 +103,30 @@ class BuildSettings:
     spares: SpareWorkers | None = None  # the session's spare workers (None: every start is cold)
     builds: BackgroundBuilds | None = None  # the session's background builds (None: each branch builds in its test)
 
+    def toolchain(self, name: str) -> Toolchain:
+        """The toolchain `name` building with these settings' arch and flags."""
+        return make_toolchain(name, self.arch, self.extra_flags)
+
+    def adding_flags(self, flags: Iterable[str]) -> BuildSettings:
+        """These settings with `flags` after the run's own (an ablated build: the run's flags, then its switch)."""
+        return replace(self, extra_flags=(*self.extra_flags, *flags))
+
+
+class BuildFlagsDiffer(DcuOptError):
+    """A variant's toolchain was not made by the settings it is resolved with: its build and its worker would take
+    different flags."""
+
 
 def resolve(variant: Variant, settings: BuildSettings) -> None:
     """Build and load the branch once; on failure keep the error on the variant and its record."""
     if variant.resolved:
         return
+    made = (variant.toolchain.arch, variant.toolchain.extra_flags)
+    if made != (settings.arch, settings.extra_flags):
+        raise BuildFlagsDiffer(
+            f"{variant.label}: its toolchain builds for arch {made[0]!r} with flags {list(made[1])}, but it is "
+            f"resolved with arch {settings.arch!r} and flags {list(settings.extra_flags)}, which its worker would "
+            "load with: make the toolchain with the same settings (`BuildSettings.toolchain`, `adding_flags`)")
     try:
         variant.reference = load_reference(variant.case.ref_path, variant.case.dims)
         if variant.toolchain.c_abi:

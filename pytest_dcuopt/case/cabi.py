@@ -62,7 +62,7 @@ def strip_comments(source: str) -> str:
 
 
 def parse_solve_signature(source: str, filename: str = "<source>") -> tuple[Param, ...]:
-    """Return the parameters of `extern "C" void solve(...)` found in `source`.
+    """Return the parameters of `extern "C" void solve(...)` found in `source` (in a `.c` file, of `void solve(...)`).
 
     A source may name `solve` more than once: a C++ overload in a namespace, a prototype before the definition
     (whose parameters may be unnamed), a call. The entry point is the first `solve` with C linkage that is a
@@ -74,7 +74,8 @@ def parse_solve_signature(source: str, filename: str = "<source>") -> tuple[Para
             f"{filename}: no `solve(` entry point found. The harness calls a C ABI function; "
             'add `extern "C" void solve(const float* x, float* y, int N)` (inputs const, outputs non-const, dims int).'
         )
-    linked = [m for m in matches if _has_c_linkage(text, m.start())]
+    # A C source (`.c`, compiled as C, as compilers decide by the suffix) mangles no name: every `solve` is C's.
+    linked = matches if filename.endswith(".c") else [m for m in matches if _has_c_linkage(text, m.start())]
     if not linked and 'extern "C"' in text[: matches[0].start()]:
         linked = matches[:1]  # e.g. a macro spelling `extern "C"` before the entry point
     if not linked:

@@ -43,7 +43,6 @@ from ..errors import DcuOptError, ToolchainUnavailable
 from ..markers import ABLATION_KEYWORDS, ABLATION_MARKER
 from ..report.records import BranchRecord
 from ..timing.policy import TimingPolicy, summarize
-from ..toolchains import make_toolchain
 from ..variant import BuildSettings, Variant, resolve
 
 if TYPE_CHECKING:
@@ -241,8 +240,9 @@ def build_and_check(variant: Variant, method: str, flags: tuple[str, ...], setti
                     nodeid: str) -> tuple[dict[str, Any], Variant | None]:
     """The ablated build of one method, checked at the boundary dims: (its outcome so far, the variant or None)."""
     full = variant.toolchain
+    ablated_settings = settings.adding_flags(flags)  # the run's flags, then the switch: one route to build and worker
     try:
-        toolchain = make_toolchain(full.name, full.arch, (*full.extra_flags, *flags))
+        toolchain = ablated_settings.toolchain(full.name)
     except (KeyError, TypeError) as exc:
         return {"flags": list(flags), "outcome": BUILD_FAILED, "message": str(exc)}, None
     name = f"{variant.branch.name}-without-{method}"
@@ -250,7 +250,7 @@ def build_and_check(variant: Variant, method: str, flags: tuple[str, ...], setti
     ablated = Variant(variant.case, toolchain, Branch(name, variant.branch.source), record)
     outcome: dict[str, Any] = {"flags": list(flags)}
     try:
-        resolve(ablated, settings)
+        resolve(ablated, ablated_settings)
     except ToolchainUnavailable as exc:
         return {**outcome, "outcome": BUILD_FAILED, "message": str(exc)}, None
     if ablated.setup_error is not None:

@@ -109,7 +109,9 @@ class ProfileObserver:
         toolchain = variant.toolchain
         bind = BindSpec(dict(dims), 0, variant.shapes(dims), variant.reference.inputs)
         measured = (toolchain.name, str(variant.artifact.arch if variant.artifact else None)) in self.ceilings
-        request = {"toolchain": toolchain.name, "arch": toolchain.arch, "flags": toolchain.extra_flags,
+        assert variant.worker is not None  # the branch's worker: the target loads the artifact as it does
+        loads = variant.worker.spec  # the build settings' arch and flags (variant.resolve), not a second route
+        request = {"toolchain": toolchain.name, "arch": loads.arch, "flags": loads.flags,
                    "artifact": variant.artifact, "params": variant.params, "spec": bind, "range": profiler.range_kind,
                    "measure_copy_bytes": 0 if measured else COPY_BYTES.get(toolchain.name, DEFAULT_COPY_BYTES),
                    **profiler.range_request(workdir)}

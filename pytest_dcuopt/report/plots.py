@@ -21,7 +21,8 @@ from types import ModuleType
 from typing import Any
 
 from ..profile.roofline import Ceilings, ceilings_for
-from .summary import md_text, sized_views
+from .markdown import md_text
+from .summary import sized_views
 
 MATPLOTLIB_MISSING = "plots: not made: matplotlib is not installed; pip install matplotlib"
 CHAMPION_COLOR, OTHER_COLOR, ROOF_COLOR = "#d62728", "#1f77b4", "#555555"

@@ -2,66 +2,14 @@
 from __future__ import annotations
 
 import json
-import re
 import textwrap
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+from .columns import BRANCH_COLUMNS, Column, Text, ms, times
+from .markdown import md_code, md_fence, md_text, one_line, table
 from .state import DISAGREE_FACTOR
 
-# ----- text from kernels, compilers and users, placed in Markdown -------------------------------------------------
-# Branch and case names, messages and commands can hold `|`, backticks, `*`, `<` and newlines: each is escaped
-# where it lands, so it shows as written and never ends a table row, a code span or a fenced block early.
-_INLINE_SPECIALS = re.compile(r"([\\`*\[\]|])")
-
-
-def md_text(text: Any) -> str:
-    """Inline Markdown text (a table cell, a list item) that shows `text` literally, on one line."""
-    flat = " ".join(str(text).splitlines())
-    return _INLINE_SPECIALS.sub(r"\\\1", flat).replace("<", "&lt;").replace(">", "&gt;")
-
-
-def md_code(text: Any) -> str:
-    """An inline code span holding `text` (one line): delimited by more backticks than any run inside it."""
-    flat = " ".join(str(text).splitlines())
-    ticks = "`" * (_longest_backtick_run(flat) + 1)
-    pad = " " if flat.startswith("`") or flat.endswith("`") else ""
-    return f"{ticks}{pad}{flat}{pad}{ticks}"
-
-
-def md_fence(text: Any) -> list[str]:
-    """A fenced code block holding `text` verbatim: the fence is longer than any backtick run inside it."""
-    body = str(text)
-    fence = "`" * max(3, _longest_backtick_run(body) + 1)
-    return [fence, body, fence]
-
-
-def _longest_backtick_run(text: str) -> int:
-    return max((len(run) for run in re.findall(r"`+", text)), default=0)
-
-
-def _one_line(text: Any) -> str:
-    """For the terminal: newlines shown as `\\n`, so a name or reason never breaks a table row."""
-    return str(text).replace("\r", "\\r").replace("\n", "\\n")
-
-
-def _ms(value: Any) -> str:
-    return "-" if value is None else f"{value:.4g}"
-
-
-def _x(value: Any) -> str:
-    return "-" if value is None else f"{value:.2f}x"
-
-
-def _correct(branch: Mapping[str, Any]) -> str:
-    if branch.get("skipped") and branch.get("correct") is None:
-        return "skipped"
-    verdict = {True: "pass", False: "FAIL", None: "-"}[branch.get("correct")]
-    return f"{verdict} implausible" if branch.get("implausible") else verdict
-
-
-HEADERS = ["branch", "correct", "median ms", "IQR ms", "rounds", "A/B ms", "speedup", "beats noise", "GB/s",
-           "GFLOP/s", "ISA"]
 LEGEND = ("`median ms`, `IQR ms`, `rounds`: the branch's own timing run. `A/B ms`: baseline/branch medians of the "
           "interleaved A/B rounds against the baseline; `speedup` and `beats noise` come from them when they ran "
           "(else from the two own-run medians), so `speedup` need not equal the ratio of the `median ms` column. "
@@ -74,41 +22,18 @@ LEGEND = ("`median ms`, `IQR ms`, `rounds`: the branch's own timing run. `A/B ms
           "CPU), which says nothing about GPU performance.")
 
 
-def _median_cell(timing: Mapping[str, Any]) -> str:
-    """The median, with the timing method when it is not the default and a warning when it is not to be trusted."""
-    cell = _ms(timing.get("median_ms"))
-    if timing.get("method") == "sync":
-        cell += " [sync]"
-    if timing and timing.get("quality", "ok") != "ok":
-        cell += " (too few clean samples)"
-    if timing.get("representative") is False:
-        cell += " (not representative: emulated)"
-    return cell
-
-
 # Toolchain capabilities (toolchains.base.Capability values); anything else in the field is not one.
 CAPABILITIES = ("run", "compile-only", "unavailable")
 
 
-def branch_rows(toolchain: Mapping[str, Any], text: Callable[[Any], str] = _one_line) -> list[list[str]]:
-    """One row per branch; `text` renders the branch name (md_text for Markdown, one line for the terminal)."""
-    return [_branch_row(name, branch, text) for name, branch in toolchain["branches"].items()]
-
-
-def _branch_row(name: str, branch: Mapping[str, Any], text: Callable[[Any], str]) -> list[str]:
-    timing = branch.get("timing") or {}
-    tput = branch.get("throughput") or {}
-    mark = "*" if branch.get("champion") else ""
-    return [
-        f"{text(name)}{mark}", _correct(branch), _median_cell(timing), _ms(timing.get("iqr_ms")),
-        str(timing.get("rounds", "-")), _ab(timing), _x(branch.get("speedup_vs_baseline")), _beats(name, branch),
-        _ms(tput.get("gbps")), _ms(tput.get("gflops")), text(_isa(branch)),
-    ]
+def branch_rows(toolchain: Mapping[str, Any], text: Text = one_line,
+                columns: Sequence[Column] = BRANCH_COLUMNS) -> list[list[str]]:
+    """One row per branch, a cell per column; `text` renders free text (md_text for Markdown, one line for the
+    terminal)."""
+    return [[column.cell(name, branch, text) for column in columns] for name, branch in toolchain["branches"].items()]
 
 
 # ----- benchmark sizes (ref.py `bench_sizes`): a champion and a row per branch at each size ---------------------------
-SIZE_HEADERS = ["size", *HEADERS]
-
 
 def sized_views(toolchain: Mapping[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
     """(size, branch, the branch as timed at that size) in size order: the size's entry (timing, throughput,
@@ -118,26 +43,35 @@ def sized_views(toolchain: Mapping[str, Any]) -> list[tuple[str, str, dict[str, 
             if size in (branch.get("sizes") or {})]
 
 
-def size_rows(toolchain: Mapping[str, Any], text: Callable[[Any], str] = _one_line) -> list[list[str]]:
+def size_rows(toolchain: Mapping[str, Any], text: Text = one_line,
+              columns: Sequence[Column] = BRANCH_COLUMNS) -> list[list[str]]:
     """One row per branch and benchmark size, size by size (`*`: the champion at that size)."""
-    return [[text(size), *_branch_row(name, view, text)] for size, name, view in sized_views(toolchain)]
+    return [[text(size), *(column.cell(name, view, text) for column in columns)]
+            for size, name, view in sized_views(toolchain)]
 
 
-def sized_table(toolchain: Mapping[str, Any], text: Callable[[Any], str] = _one_line) -> list[str]:
+def sized_table(toolchain: Mapping[str, Any], text: Text = one_line,
+                columns: Sequence[Column] = BRANCH_COLUMNS) -> list[str]:
     """The table of a case with benchmark sizes: a row per branch and size; a row per branch when no size was timed
     (a compile-only toolchain: the same skip reason at every size would only repeat)."""
     if any(view.get("timing") for _, _, view in sized_views(toolchain)):
-        return _table(size_rows(toolchain, text), SIZE_HEADERS)
-    return _table(branch_rows(toolchain, text))
+        return table(size_rows(toolchain, text, columns), ["size", *(column.header for column in columns)])
+    return branch_table(toolchain, text, columns)
 
 
-def size_champions(toolchain: Mapping[str, Any], text: Callable[[Any], str] = _one_line) -> str:
+def branch_table(toolchain: Mapping[str, Any], text: Text = one_line,
+                 columns: Sequence[Column] = BRANCH_COLUMNS) -> list[str]:
+    """The table of a case without benchmark sizes: a row per branch."""
+    return table(branch_rows(toolchain, text, columns), [column.header for column in columns])
+
+
+def size_champions(toolchain: Mapping[str, Any], text: Text = one_line) -> str:
     """`l2 (N=65536): simd (1.20x); dram (N=8388608): baseline (1.00x)`: each size's dims and champion."""
     parts = []
     for size, info in toolchain.get("sizes", {}).items():
         dims = ", ".join(f"{k}={v}" for k, v in (info.get("dims") or {}).items())
         champion = info.get("champion")
-        won = f"{text(champion)} ({_x(info.get('champion_speedup'))})" if champion else "none"
+        won = f"{text(champion)} ({times(info.get('champion_speedup'))})" if champion else "none"
         if info.get("champion_note"):
             won += f" ({text(info['champion_note'])})"
         parts.append(f"{text(size)} ({text(dims)}): {won}")
@@ -152,58 +86,22 @@ def throughput_by_size(toolchain: Mapping[str, Any]) -> list[str]:
     if not any(unit in (v.get("throughput") or {}) for _, _, v in views):
         return []
     sizes = list(toolchain["sizes"])
-    cells = {(size, name): _ms((view.get("throughput") or {}).get(unit)) + ("*" if view.get("champion") else "")
+    cells = {(size, name): ms((view.get("throughput") or {}).get(unit)) + ("*" if view.get("champion") else "")
              for size, name, view in views}
     names = list(dict.fromkeys(name for _, name, _ in views))
     header = ["branch", *(f"{md_text(size)} ({md_text(_dims_text(toolchain['sizes'][size]))})" for size in sizes)]
     rows = [[md_text(name), *(cells.get((size, name), "-") for size in sizes)] for name in names]
     title = "GB/s" if unit == "gbps" else "GFLOP/s"
-    return [f"{title} by benchmark size (`*`: the champion at that size):", "", *_table(rows, header), ""]
+    return [f"{title} by benchmark size (`*`: the champion at that size):", "", *table(rows, header), ""]
 
 
 def _dims_text(info: Mapping[str, Any]) -> str:
     return ", ".join(f"{k}={v}" for k, v in (info.get("dims") or {}).items())
 
 
-def _ab(timing: Mapping[str, Any]) -> str:
-    """The interleaved medians the speedup came from: baseline/branch, or - when no A/B ran."""
-    ab = timing.get("interleaved")
-    if not ab:
-        return "-"
-    return f"{_ms(ab.get('baseline_median_ms'))}/{_ms(ab.get('median_ms'))}"
-
-
-def _beats(name: str, branch: Mapping[str, Any]) -> str:
-    """yes / no against the baseline; `-` when there was no comparison (never timed, or no timed baseline);
-    `disagree` when the own-run and A/B figures are too far apart to say."""
-    if name == "baseline":
-        return ""
-    if branch.get("implausible") and not branch["implausible"].get("allowed"):
-        return "implausible"
-    if branch.get("measurements_disagree"):
-        return "disagree"
-    if branch.get("beats_baseline"):
-        return "yes"
-    return "no" if branch.get("speedup_vs_baseline") is not None else "-"
-
-
-def _isa(branch: Mapping[str, Any]) -> str:
-    """The ISA verdict of the branch's isa marks: pass, FAIL, inconclusive, or - (no marks checked)."""
-    isa = branch.get("isa") or {}
-    outcome = str(isa.get("outcome") or "-")
-    return {"pass": "pass", "fail": "FAIL"}.get(outcome, outcome)
-
-
-def _table(rows: list[list[str]], headers: list[str] = HEADERS) -> list[str]:
-    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
-    line = "| " + " | ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)) + " |"
-    rule = "|" + "|".join("-" * (w + 2) for w in widths) + "|"
-    body = ["| " + " | ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) + " |" for row in rows]
-    return [line, rule, *body]
-
-
-def render_summary(state: Mapping[str, Any]) -> str:
-    """summary.md: one table per case and toolchain, champion marked, failures with their minimal example."""
+def render_summary(state: Mapping[str, Any], columns: Sequence[Column] = BRANCH_COLUMNS) -> str:
+    """summary.md: one table per case and toolchain (a row per branch, a cell per column), champion marked, failures
+    with their minimal example."""
     out = ["# pytest_dcuopt run summary", ""]
     if state.get("interrupted"):
         out += [f"> **Interrupted by {state['interrupted']}**: the run stopped early; these results are partial.", ""]
@@ -223,7 +121,7 @@ def render_summary(state: Mapping[str, Any]) -> str:
     for case, data in state["cases"].items():
         for toolchain, result in data["toolchains"].items():
             out += [f"## {md_text(case)} ({md_text(toolchain)})", ""]
-            out += _sized_section(result) if result.get("sizes") else _champion_section(result)
+            out += _sized_section(result, columns) if result.get("sizes") else _champion_section(result, columns)
             out += _problems(result)
             out += _isa_lines(result)
             out += _ablation_lines(result)
@@ -236,18 +134,18 @@ def render_summary(state: Mapping[str, Any]) -> str:
     return "\n".join(out)
 
 
-def _champion_section(result: Mapping[str, Any]) -> list[str]:
+def _champion_section(result: Mapping[str, Any], columns: Sequence[Column]) -> list[str]:
     champion = result.get("champion")
     why = md_text(result.get("champion_note") or "no correct, timed branch")
     return [f"Champion: **{md_text(champion or 'none')}**"
-            + (f" ({_x(result.get('champion_speedup'))} vs baseline)" if champion else f" ({why})"),
-            "", *_table(branch_rows(result, md_text)), ""]
+            + (f" ({times(result.get('champion_speedup'))} vs baseline)" if champion else f" ({why})"),
+            "", *branch_table(result, md_text, columns), ""]
 
 
-def _sized_section(result: Mapping[str, Any]) -> list[str]:
+def _sized_section(result: Mapping[str, Any], columns: Sequence[Column]) -> list[str]:
     """A case with benchmark sizes: the champion at each size, a row per branch and size, throughput by size."""
     out = [f"Champion per benchmark size: {size_champions(result, md_text)}.", ""]
-    return [*out, *sized_table(result, md_text), "", *throughput_by_size(result)]
+    return [*out, *sized_table(result, md_text, columns), "", *throughput_by_size(result)]
 
 
 def all_timings(state: Mapping[str, Any]) -> list[Mapping[str, Any]]:
@@ -279,11 +177,11 @@ def gate_rows(state: Mapping[str, Any]) -> list[list[str]]:
                     continue
                 change = gate.get("change") or {}
                 interval = change.get("change_interval")
-                why = _clip(_one_line("; ".join(text for text in [gate.get("reason"), *(gate.get("notes") or [])]
+                why = _clip(one_line("; ".join(text for text in [gate.get("reason"), *(gate.get("notes") or [])]
                                                 if text)))
                 rows.append([_gate_name(case), _gate_name(toolchain), _gate_name(name), gate["verdict"],
-                             _ms(change.get("before_median_ms")),
-                             _ms(change.get("after_median_ms")), _pct(change.get("change")),
+                             ms(change.get("before_median_ms")),
+                             ms(change.get("after_median_ms")), _pct(change.get("change")),
                              f"{_pct(interval[0])} .. {_pct(interval[1])}" if interval else "-",
                              ", ".join(gate.get("regressions") or []) or "-", why.replace("|", "/") or "-"])
     return rows
@@ -291,7 +189,7 @@ def gate_rows(state: Mapping[str, Any]) -> list[list[str]]:
 
 def _gate_name(text: str) -> str:
     """A name in the gate table, which the terminal shows too: one line, no `|` (as in `why / notes`)."""
-    return _one_line(text).replace("|", "/")
+    return one_line(text).replace("|", "/")
 
 
 def _clip(text: str, width: int = 120) -> str:
@@ -309,11 +207,7 @@ def gate_table(state: Mapping[str, Any]) -> list[str]:
     rows = gate_rows(state)
     if not gate or not rows:
         return []
-    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(GATE_HEADERS)]
-    line = "| " + " | ".join(h.ljust(w) for h, w in zip(GATE_HEADERS, widths, strict=True)) + " |"
-    rule = "|" + "|".join("-" * (w + 2) for w in widths) + "|"
-    return [line, rule, *("| " + " | ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) + " |"
-                          for row in rows)]
+    return table(rows, GATE_HEADERS)
 
 
 def _threshold_text(rule: Mapping[str, Any]) -> str:
@@ -326,8 +220,8 @@ def _threshold_text(rule: Mapping[str, Any]) -> str:
 def gate_section(state: Mapping[str, Any]) -> list[str]:
     """`## Gate` with the baseline, the rule, the verdict counts and the table; [] when the run was not gated."""
     gate = state.get("gate")
-    table = gate_table(state)
-    if not gate or not table:
+    rows = gate_table(state)
+    if not gate or not rows:
         return []
     rule = gate.get("rule") or {}
     counts = ", ".join(f"{v} {k}" for k, v in (gate.get("counts") or {}).items()) or "nothing compared"
@@ -340,7 +234,7 @@ def gate_section(state: Mapping[str, Any]) -> list[str]:
         out.append(f"- in the baseline, not in this run: {md_text(', '.join(gate['missing']))}")
     if gate.get("parallelism"):
         out.append(f"- **Warning:** {md_text(gate['parallelism']['warning'])}")
-    return [*out, "", *table, ""]
+    return [*out, "", *rows, ""]
 
 
 def timing_text(state: Mapping[str, Any]) -> str:
@@ -461,20 +355,21 @@ def _without_reproduce(failure: Mapping[str, Any]) -> str:
     return "\n".join(line for line in message.splitlines() if not line.lstrip().lower().startswith("reproduce:"))
 
 
-def terminal_lines(state: Mapping[str, Any]) -> list[str]:
+def terminal_lines(state: Mapping[str, Any], columns: Sequence[Column] = BRANCH_COLUMNS) -> list[str]:
+    """The terminal's tables of branches per case (summary.md's, on plain lines), the legend and the gate's table."""
     lines: list[str] = []
     for case, data in state["cases"].items():
         for toolchain, result in data["toolchains"].items():
             capability = toolchain_capability(state, toolchain)
             note = f"  [{capability}: correctness and timing skipped]" if capability not in ("run", None) else ""
             if result.get("sizes"):
-                lines.append(f"{_one_line(case)} [{toolchain}]  champion per size: {size_champions(result)}{note}")
-                lines += ["  " + row for row in sized_table(result)]
+                lines.append(f"{one_line(case)} [{toolchain}]  champion per size: {size_champions(result)}{note}")
+                lines += ["  " + row for row in sized_table(result, one_line, columns)]
                 continue
-            why = f" ({_one_line(result['champion_note'])})" if result.get("champion_note") else ""
-            lines.append(f"{_one_line(case)} [{toolchain}]  champion: {_one_line(result.get('champion') or 'none')}"
-                         + (f" ({_x(result.get('champion_speedup'))})" if result.get("champion") else why) + note)
-            lines += ["  " + row for row in _table(branch_rows(result))]
+            why = f" ({one_line(result['champion_note'])})" if result.get("champion_note") else ""
+            lines.append(f"{one_line(case)} [{toolchain}]  champion: {one_line(result.get('champion') or 'none')}"
+                         + (f" ({times(result.get('champion_speedup'))})" if result.get("champion") else why) + note)
+            lines += ["  " + row for row in branch_table(result, one_line, columns)]
     if lines:
         lines += textwrap.wrap(LEGEND.replace("`", ""), width=118)
     lines += [line.replace("`", "") for line in gate_section(state)]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import abc
 import enum
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 import numpy as np
 
 from ..errors import ToolchainUnavailable
+from ..isa import x86
 from ..isa.model import IsaDump, ResourceUsage
 
 if TYPE_CHECKING:
@@ -179,6 +180,11 @@ class LoadedKernel(Protocol):
         """Buffers for one call with `spec`'s dims and seed, on `runtime`."""
 
 
+# The reader of a built artifact's ISA, per ISA family whose artifacts are files one tool reads the same way whatever
+# built them: a toolchain of that family gets it as its `disassemble` (one that builds differently overrides it).
+FAMILY_DISASSEMBLERS: Mapping[str, Callable[[Path], dict[str, str]]] = {"x86": x86.disassemble_elf}
+
+
 class Toolchain(abc.ABC):
     """One compiler + runtime family. Subclasses are registered by name in the registry."""
 
@@ -236,8 +242,10 @@ class Toolchain(abc.ABC):
         return None
 
     def disassemble(self, artifact: Artifact) -> dict[str, str]:
-        """Per-function ISA text. Toolchains without ISA return {}."""
-        return {}
+        """Per-function ISA text: by default its ISA family's reader (`FAMILY_DISASSEMBLERS`; x86: objdump on the
+        ELF file), {} for a family without one (a toolchain of such a family overrides this)."""
+        reader = FAMILY_DISASSEMBLERS.get(self.isa_family)
+        return reader(artifact.path) if reader is not None else {}
 
     def resource_usage(self, artifact: Artifact) -> dict[str, ResourceUsage]:
         """Per-function resources. Toolchains without resource data return {}."""

@@ -3,13 +3,11 @@ from __future__ import annotations
 
 import functools
 import os
-import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from ..case.cabi import Param
-from ..isa.functions import split_objdump
 from ..tool import run_tool, which
 from .base import Artifact, Availability, Capability, LoadedKernel, Runtime, Toolchain
 from .binding import BindSpec, CAbiBinding, load_solve
@@ -18,9 +16,6 @@ from .cache import BuildCache
 from .host_runtime import HostRuntime, cpu_model
 
 BASE_FLAGS = ("-O3", "-march=native", "-fopenmp", "-shared", "-fPIC", "-std=c++17")
-# Functions the C runtime adds to every shared object; never part of a kernel's ISA.
-_RUNTIME_SYMBOLS = re.compile(r"^(\.plt.*|\.init|\.fini|_init|_fini|frame_dummy|register_tm_clones|"
-                              r"deregister_tm_clones|__do_global_dtors_aux|__cxa_finalize@plt|.*@plt|_start)$")
 
 
 @functools.cache  # keyed on the compiler path: one `--version` run per compiler and process
@@ -33,7 +28,7 @@ def _compiler_identity(compiler: str) -> str:
 class CpuToolchain(Toolchain):
     name = "cpu"
     extensions = (".cpp", ".cc", ".cxx")
-    isa_family = "x86"
+    isa_family = "x86"  # its ISA is read by the family's reader (isa/x86.py), the default `disassemble`
     checks_timed_calls = True  # host timing (timing/host.py) brackets every call
 
     def compiler(self) -> str | None:
@@ -71,15 +66,6 @@ class CpuToolchain(Toolchain):
 
     def runtime(self) -> Runtime:
         return HostRuntime()
-
-    def disassemble(self, artifact: Artifact) -> dict[str, str]:
-        objdump = which("objdump")
-        if objdump is None:
-            return {}
-        result = run_tool([objdump, "-d", "--no-show-raw-insn", "-M", "intel", artifact.path], timeout=120)
-        if not result.ok:
-            return {}
-        return {name: body for name, body in split_objdump(result.stdout).items() if not _RUNTIME_SYMBOLS.match(name)}
 
 
 class CAbiLoaded:

@@ -173,3 +173,87 @@ def test_an_isa_mark_outside_a_kernel_case_is_an_error(pytester: pytest.Pytester
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(["*the isa mark applies to kernel cases only*"])
+
+
+# A toolchain that is no part of pytest_dcuopt: C kernels built with `cc`, x86 code. It declares its ISA family and
+# nothing about reading ISA; the family decides how its artifacts are read and which signatures they meet.
+OUTSIDE_TOOLCHAIN = '''
+import shutil, subprocess
+
+from pytest_dcuopt.toolchains import Availability, Capability, Toolchain
+from pytest_dcuopt.toolchains.binding import load_solve
+from pytest_dcuopt.toolchains.build import Compiled, build_cached, run_compiler
+from pytest_dcuopt.toolchains.cpu import CAbiLoaded
+from pytest_dcuopt.toolchains.host_runtime import HostRuntime
+
+FLAGS = ("-O3", "-march=native", "-fopenmp", "-shared", "-fPIC")
+
+
+class CcToolchain(Toolchain):
+    name = "cc"
+    extensions = (".c",)
+    isa_family = "x86"
+
+    def availability(self):
+        found = shutil.which("cc")
+        if found is None:
+            return Availability(Capability.UNAVAILABLE, "no cc on PATH")
+        return Availability(Capability.RUN, found)
+
+    def identity(self):
+        return subprocess.run(["cc", "--version"], capture_output=True, text=True).stdout.splitlines()[0]
+
+    def build(self, source, cache):
+        flags = (*FLAGS, *self.extra_flags)
+        key = cache.key(source, self.name, self.identity(), None, (*flags, "records:command.txt"))
+
+        def compile_into(staging):
+            result = run_compiler(["cc", *flags, "-o", staging / "kernel.so", source], source, timeout=300)
+            return Compiled(result.command_line, result.stderr)
+
+        return build_cached(self.name, source, cache, key, None, compile_into)
+
+    def load(self, artifact, params):
+        return CAbiLoaded(params, load_solve(artifact.path, params)[1])
+
+    def runtime(self):
+        return HostRuntime()
+'''
+SCALAR_C = ('__attribute__((optimize("no-tree-vectorize"))) void solve(const float* a, const float* b, float* c, '
+            'int N) {\n    for (int i = 0; i < N; ++i) c[i] = a[i] + b[i];\n}\n')
+PACKED_C = ("void solve(const float* restrict a, const float* restrict b, float* restrict c, int N) {\n"
+            "#pragma omp simd\n    for (int i = 0; i < N; ++i) c[i] = a[i] + b[i];\n}\n")
+
+
+def install_outside_toolchain(folder: Path) -> None:
+    """`cc_toolchain.py` and a distribution's entry point naming it, on the path of the run (its working folder)."""
+    (folder / "cc_toolchain.py").write_text(OUTSIDE_TOOLCHAIN)
+    info = folder / "cc_toolchain-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: cc-toolchain\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[pytest_dcuopt.toolchains]\ncc = cc_toolchain:CcToolchain\n")
+
+
+@skip_if_no_gxx
+def test_a_toolchain_installed_from_outside_gets_its_isa_familys_checks(run_plugin, pytester, tmp_path) -> None:
+    """An x86 toolchain the package has never heard of: its kernels are read as x86 and meet the x86 signatures."""
+    install_outside_toolchain(pytester.path)
+    case = tmp_path / "vadd_c"
+    (case / "branches" / "simd").mkdir(parents=True)
+    (case / "kernel.c").write_text(SCALAR_C)
+    (case / "branches" / "simd" / "kernel.c").write_text(PACKED_C)
+    shutil.copy(VADD / "dims.json", case / "dims.json")
+    (case / "ref.py").write_text(
+        "import pytest\n\npytestmark = [pytest.mark.isa(family='x86', require=[r'\\bv?addps\\b'], "
+        "methods=['memory.vectorized_global_access'])]\n\n\ndef reference(a, b, c, N):\n    c.copy_(a + b)\n")
+    result = run_plugin(case, args=("--dcuopt-toolchain=cc", "-k", "test_isa or test_correctness", "-rs"))
+    result.assert_outcomes(passed=3, failed=1)
+    result.stdout.fnmatch_lines(["*ISA check FAILED: vadd_c/cc/baseline on the build machine (arch not recorded) "
+                                 "(x86)*",
+                                 r"*FAIL require /\bv?addps\b/: required at least 1, found 0*",
+                                 "*FAIL method memory.vectorized_global_access*"])
+    checks = {c["branch"]: c for c in isa_report(pytester)["checks"]}
+    assert {branch: c["outcome"] for branch, c in checks.items()} == {"baseline": "fail", "simd": "pass"}
+    assert checks["simd"]["dump"]["family"] == "x86"
+    assert any("addps" in text for text in checks["simd"]["dump"]["text"].values())
+    assert "solve" in checks["simd"]["dump"]["text"] and "_init" not in checks["simd"]["dump"]["text"]

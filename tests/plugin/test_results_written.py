@@ -80,3 +80,40 @@ def test_state_and_summary_get_the_umask_mode(run_plugin, pytester: pytest.Pytes
     for name in ("state.json", "summary.md"):
         mode = stat.S_IMODE((pytester.path / "run" / name).stat().st_mode)
         assert mode == 0o644, f"{name}: {oct(mode)}"
+
+
+COLUMN_CONFTEST = '''
+from pytest_dcuopt.report.columns import Column
+
+def pytest_dcuopt_update_branch_record(record, config):
+    record.observations["source_kind"] = record.source.rsplit(".", 1)[-1]
+
+def pytest_dcuopt_summary_columns(config):
+    return [Column("source kind", lambda name, branch: branch["observations"].get("source_kind"))]
+'''
+
+
+def test_a_conftest_adds_a_column_to_summary_md_and_the_terminal_table(run_plugin, pytester: pytest.Pytester) -> None:
+    """A column declared by a conftest (`pytest_dcuopt_summary_columns`) follows the built-in ones in both tables."""
+    pytester.makeconftest(COLUMN_CONFTEST)
+    result = run_plugin(CASES / "signature_edge", args=("-k", "correctness"))
+    result.assert_outcomes(passed=2, deselected=2)
+    summary = (pytester.path / "run" / "summary.md").read_text().splitlines()
+    header = next(line for line in summary if line.startswith("| branch"))
+    assert [cell.strip() for cell in header.strip("|").split("|")][-2:] == ["ISA", "source kind"]
+    assert table_cell(summary, "baseline", "source kind") == "cpp"
+    terminal = result.stdout.lines
+    table = terminal[next(i for i, line in enumerate(terminal) if "dcuopt: branches per case" in line):]
+    assert table_cell(table, "baseline", "source kind") == "cpp"
+
+
+def test_a_column_that_cannot_be_added_fails_the_run_and_the_tables_keep_the_built_in_ones(
+        run_plugin, pytester: pytest.Pytester) -> None:
+    """A hook's column whose header is taken: the run fails naming it; summary.md is still written, built-in only."""
+    pytester.makeconftest(COLUMN_CONFTEST.replace('Column("source kind"', 'Column("GB/s"'))
+    result = run_plugin(CASES / "signature_edge", args=("-k", "correctness"))
+    assert result.ret == pytest.ExitCode.INTERNAL_ERROR
+    result.stdout.fnmatch_lines(["*pytest_dcuopt_summary_columns: DcuOptError: *'GB/s' is empty or already taken*"])
+    summary = (pytester.path / "run" / "summary.md").read_text().splitlines()
+    header = next(line for line in summary if line.startswith("| branch"))
+    assert [cell.strip() for cell in header.strip("|").split("|")][-1] == "ISA" and header.count("GB/s") == 1

@@ -57,3 +57,12 @@ def test_errors_name_the_parameter_and_the_fix(source: str, fragment: str) -> No
         parse_solve_signature(source, "k.cpp")
     assert fragment in str(info.value)
     assert str(info.value).startswith("k.cpp")
+
+
+def test_a_c_source_has_c_linkage_without_extern_c() -> None:
+    """A `.c` file is compiled as C, which mangles no name; the same text in a C++ file needs `extern "C"`."""
+    src = "void solve(const float* restrict a, float* restrict c, int N) {\n}\n"
+    assert [(p.name, p.const) for p in parse_solve_signature(src, "kernel.c")] == [
+        ("a", True), ("c", False), ("N", False)]
+    with pytest.raises(SignatureError, match='not declared extern "C"'):
+        parse_solve_signature(src, "kernel.cpp")

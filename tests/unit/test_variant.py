@@ -27,7 +27,7 @@ from pytest_dcuopt.toolchains import make_toolchain
 from pytest_dcuopt.toolchains.base import Artifact
 from pytest_dcuopt.toolchains.cache import BuildCache
 from pytest_dcuopt.toolchains.cpu import CpuToolchain
-from pytest_dcuopt.variant import BackgroundBuilds, BuildSettings, Variant, resolve
+from pytest_dcuopt.variant import BackgroundBuilds, BuildFlagsDiffer, BuildSettings, Variant, resolve
 from tests.conftest import CASES
 
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++")
@@ -230,3 +230,21 @@ def test_closing_drops_the_queued_builds_and_waits_for_the_running_one(tmp_path:
     assert not closer.is_alive() and builds.report().built == 1  # the two queued builds were dropped
     assert found["drops_tail"].prebuilt is not None and found["drops_tail"].prebuilt.cancelled()
     assert builds.take(found["drops_tail"]) is None  # its test builds it, as without background builds
+
+
+def test_a_variant_whose_toolchain_other_settings_made_is_not_resolved(tmp_path: Path) -> None:
+    """Its build would take one set of flags and its worker another: refused before anything is built."""
+    settings = BuildSettings(BuildCache(tmp_path / "cache"), None, ("-DONE",), tmp_path / "logs", 60.0)
+    root = CASES / "xdist_merge"
+    case = load_case(root)
+    source = root / "kernel.cpp"
+    record = BranchRecord(case.name, "cpu", "baseline", str(source))
+    other = Variant(case, make_toolchain("cpu", None, ("-DOTHER",)), Branch("baseline", source), record)
+    with pytest.raises(BuildFlagsDiffer, match=r"flags \['-DOTHER'\].*flags \['-DONE'\]"):
+        resolve(other, settings)
+    assert other.artifact is None and other.worker is None
+    same = Variant(case, settings.toolchain("cpu"), Branch("baseline", source), record)
+    assert same.toolchain.extra_flags == ("-DONE",)
+    ablated = settings.adding_flags(["-DTWO"])
+    assert ablated.extra_flags == ("-DONE", "-DTWO") and ablated.toolchain("cpu").extra_flags == ablated.extra_flags
+    assert ablated.cache is settings.cache

@@ -59,11 +59,13 @@ def test_an_implausible_branch_is_never_champion_unless_allowed() -> None:
 
 
 def test_the_table_says_implausible_in_the_verdict_and_noise_columns() -> None:
-    from pytest_dcuopt.report.summary import HEADERS, branch_rows
+    from pytest_dcuopt.report.columns import BRANCH_COLUMNS
+    from pytest_dcuopt.report.summary import branch_rows
 
     records = [_timed("baseline", 4.6, 21.0), _timed("cached", 0.03, 3200.0)]
     flag_records(records, host=VM)
     toolchain = build_state(records, {})["cases"]["c"]["toolchains"]["cpu"]
-    rows = {row[0].rstrip("*"): dict(zip(HEADERS, row, strict=True)) for row in branch_rows(toolchain)}
+    headers = [column.header for column in BRANCH_COLUMNS]
+    rows = {row[0].rstrip("*"): dict(zip(headers, row, strict=True)) for row in branch_rows(toolchain)}
     assert rows["cached"]["correct"] == "pass implausible" and rows["cached"]["beats noise"] == "implausible"
     assert rows["baseline"]["correct"] == "pass"

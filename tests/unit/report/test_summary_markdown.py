@@ -12,8 +12,9 @@ from typing import Any
 import pytest
 
 from pytest_dcuopt.check.compare import reproduce_command
+from pytest_dcuopt.report.markdown import md_code, md_fence
 from pytest_dcuopt.report.state import BranchRecord, build_state
-from pytest_dcuopt.report.summary import md_code, md_fence, render_summary, terminal_lines
+from pytest_dcuopt.report.summary import render_summary, terminal_lines
 from pytest_dcuopt.timing.policy import TimingPolicy, summarize
 
 TRIPLE = "```"
