@@ -50,6 +50,7 @@ from ..errors import (
 from ..options import INPUT_SET_OPTION
 from ..run.devices import shared_use
 from ..timing.bracket import WORK_LEFT_RUNNING
+from ..timing.outside_window import WORK_OUTSIDE_WINDOW
 from ..toolchains.binding import BindSpec, Snapshot, draw_inputs, draw_key, draw_layout, is_input
 from ..toolchains.exchange import (
     ComparedOutputs,
@@ -546,6 +547,7 @@ def layout_inputs(variant: Variant, layout: Mapping[str, tuple[str, tuple[int, .
 def reject_work_left_running(variant: Variant, extra: Mapping[str, Any]) -> None:
     """A device timing whose calls left work running after their end event (`timing.bracket`): its samples time the
     launch, not the work. The branch is marked (never ranked, never champion) and TimedCallsWrong is raised."""
+    reject_work_outside_window(variant, extra)
     found = extra.get("after_end_event") or {}
     if found.get("verdict") != WORK_LEFT_RUNNING:
         return
@@ -556,6 +558,26 @@ def reject_work_left_running(variant: Variant, extra: Mapping[str, Any]) -> None
                "branch is not ranked. Launch on the default stream, or wait for your stream "
                "(cudaStreamSynchronize) before solve() returns.")
     variant.record.error = {"kind": WORK_LEFT_RUNNING, "message": message, "after_end_event": dict(found)}
+    variant.record.correct = False
+    variant.failed_correctness = True
+    raise TimedCallsWrong(message)
+
+
+def reject_work_outside_window(variant: Variant, extra: Mapping[str, Any]) -> None:
+    """A device timing whose calls ran device work outside their samples' windows (`timing.outside_window`): the
+    samples time something else than the work. Marked and raised like work left running."""
+    found = extra.get("outside_window") or {}
+    if found.get("verdict") != WORK_OUTSIDE_WINDOW:
+        return
+    names = sorted({str(name) for name, _ in found.get("outside_activities") or []})
+    message = (f"{variant.label}: device work outside the timed window. In profiled cold samples queued as measured, "
+               f"{found.get('outside_us')} us of the call's device activity per sample ({', '.join(names[:4])}) ran "
+               f"before the sample's start event or after its end event (windows {found.get('windows_us')} us): a "
+               "stream that does not wait for the timed one runs during the delay kernel that hides the launch, or "
+               "work is launched from another thread or left behind after solve() returns. The samples do not time "
+               "the work: the branch is not ranked. Launch on the stream solve() is called on (the default stream), "
+               "or make your streams wait for it (cudaStreamWaitEvent) and join them before solve() returns.")
+    variant.record.error = {"kind": WORK_OUTSIDE_WINDOW, "message": message, "outside_window": dict(found)}
     variant.record.correct = False
     variant.failed_correctness = True
     raise TimedCallsWrong(message)

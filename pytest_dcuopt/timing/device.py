@@ -41,6 +41,9 @@ The method (docs/gpu-timing.md has the reasoning and the H200 evidence), in the 
   synchronize still waits (median over max(20 us, 4x the median idle wait)) left work on a stream the events do
   not see: its samples time the launch, not the work. The verdict `work left running` fails the branch's benchmark
   (bench/run.py) and excludes it from champion.
+* **Work outside the timed window** (`timing.outside_window`, `extra["outside_window"]`): a few cold samples queued
+  as measured under the profiler, whose records cover every stream and thread: call activity before a sample's
+  start event (on a stream that ran during the delay kernel) or after its end event fails the branch the same way.
 * **Calibrations once per device** (`timing.calibration`): the delay kernel's rate and the calibrated bracket
   cost live in the device timer's caches; the pytest process hands the first worker's to later workers on the device.
 
@@ -71,6 +74,7 @@ from .bracket import (
 from .device_timer import DeviceTimer
 from .host import between_calls
 from .offset import event_offset
+from .outside_window import work_outside_window
 from .policy import Samples, TimingPolicy, choose_method, sample_quality, should_stop, significant
 from .side_figures import absent_side_figure, describe_samples, launch_overhead, seed_method
 from .sync import Detection, SyncMarks, SyncSampled, detect_sync, sample_marked, sample_sync, sync_record
@@ -160,6 +164,7 @@ def measure_device(launches: Sequence[Callable[[], None]], policy: TimingPolicy,
     hot = (_sample_hot([launch], device_timer, hot_policy, hiding, host, batch, clock)
            if policy.side_figures or not policy.cold else None)
     offset = event_offset(launch, device_timer, hiding, cold.seconds, policy, clock)
+    outside = work_outside_window(launch, device_timer, hiding, clock)
     raw_cold_median = cold_median
     if offset.applied:
         cold.seconds = [t - offset.seconds for t in cold.seconds]
@@ -197,6 +202,7 @@ def measure_device(launches: Sequence[Callable[[], None]], policy: TimingPolicy,
     if not policy.cold:
         extra["cold"] = describe_samples(cold.seconds, stop_reason=cold.reason)
     extra["after_end_event"] = after_end.to_json()
+    extra["outside_window"] = outside.to_json()
     return Samples(primary, device_timer.timer, mode, reason, warmup_calls, extra)
 
 
