@@ -67,7 +67,8 @@ from .device_timer import DeviceTimer
 from .offset import event_offset
 from .policy import Samples, TimingPolicy, choose_method, sample_quality, should_stop, significant
 from .side_figures import absent_side_figure, describe_samples, launch_overhead, seed_method
-from .sync import Detection, SyncMarks, SyncSampled, detect_sync, sample_marked, sample_sync, sync_record
+from .sync import Detection, SyncSampled, detect_sync, sample_sync, sync_record
+from .sync_hooks import SyncMarks, sample_marked
 
 ROTATION_TARGET = 3.0  # rotate over input sets totalling at least this x L2
 MAX_ROTATION_SETS = 64
@@ -128,7 +129,7 @@ def measure_device(launches: Sequence[Callable[[], None]], policy: TimingPolicy,
                    working_set_bytes: int = 0, clock: Callable[[], float] = time.perf_counter,
                    sync_marks: SyncMarks | None = None) -> Samples:
     """Time `launches[0]` cold and hot (and rotate over all `launches` for hot when they are several).
-    `sync_marks`: the kernel library's sync hooks, used when the call waits for the device (timing.sync)."""
+    `sync_marks`: the kernel library's sync hooks, used when the call waits for the device (timing.sync_hooks)."""
     launch = launches[0]
     before = device_timer.telemetry()
     warmup_calls = _warm_up(launch, device_timer, policy.warmup_s, clock)

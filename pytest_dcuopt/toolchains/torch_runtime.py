@@ -41,7 +41,7 @@ from ..timing.device_timer import (
     flush_bytes_for,
 )
 from ..timing.policy import Samples, TimingPolicy
-from ..timing.sync import SyncMarks
+from ..timing.sync_hooks import SyncMarks
 from .base import Artifact, LoadedKernel, Runtime, Toolchain
 from .binding import load_solve
 from .cpu import CAbiLoaded
@@ -226,7 +226,7 @@ class TorchDeviceRuntime(Runtime):
         self.device_name = torch.cuda.get_device_name(device_index)
         self.api = "hip" if getattr(torch.version, "hip", None) else "cuda"
         self.errors: ErrorSource | None = None
-        self.sync_marks: SyncMarks | None = None  # the loaded library's sync hooks (timing.sync), if it has them
+        self.sync_marks: SyncMarks | None = None  # the loaded library's sync hooks (timing.sync_hooks), if it has them
         self._device_timer: TorchDeviceTimer | None = None
         self._offered: DeviceCalibration | None = None  # from the first worker on this device (timing.calibration)
         self._nvml: Any = _nvml_handle(device_index) if self.api == "cuda" else None
@@ -421,7 +421,7 @@ class TorchDeviceToolchain(Toolchain):
         return self._runtime
 
     def sync_marks(self, library: ctypes.CDLL) -> SyncMarks | None:
-        """The kernel library's sync hooks (timing.sync), or None when it has none (the default)."""
+        """The kernel library's sync hooks (timing.sync_hooks), or None when it has none (the default)."""
         return None
 
     def load(self, artifact: Artifact, params: Sequence[Param]) -> LoadedKernel:
