@@ -47,7 +47,7 @@ from ..errors import (
     TimedCallsWrong,
     WorkerError,
 )
-from ..options import INPUT_SET_OPTION
+from ..option_declarations import INPUT_SET_OPTION
 from ..run.devices import shared_use
 from ..timing.bracket import WORK_LEFT_RUNNING
 from ..toolchains.binding import BindSpec, Snapshot, draw_inputs, draw_key, draw_layout, is_input
