@@ -76,11 +76,13 @@ from ..timing.policy import Samples
 from ..toolchains.base import Artifact
 from .containment import frozen
 from .devices import DevicePin, TimingLock, pin_for_worker, timing_lock, xdist_worker_id
+from .frames import FrameError, read_frame, write_frame
 from .integrity import DIGESTS
 from .launch import calling_thread, end_worker_processes, launch_worker, worker_environ
 from .processes import cpu_seconds, descendants, kill_all, running_threads
 from .spare_workers import SpareWorkers, StartKey, quiet_needed
-from .worker import CHANNEL_BROKEN_STATUS, END_NOTE, FATAL_STATUS, FrameError, read_frame, write_frame
+from .supervisor import END_NOTE
+from .worker import CHANNEL_BROKEN_STATUS, FATAL_STATUS
 
 # How long an idle worker gets to exit by itself (and end what its kernel left) before it is killed.
 GRACEFUL_EXIT_S = 5.0

@@ -12,7 +12,7 @@ from collections.abc import Callable
 import numpy as np
 
 from pytest_dcuopt.case.cabi import parse_solve_signature
-from pytest_dcuopt.run.worker import _checked_call, new_inputs_call
+from pytest_dcuopt.run.kernel_calls import _checked_call, new_inputs_call
 from pytest_dcuopt.toolchains.binding import BindSpec, CAbiBinding
 from pytest_dcuopt.toolchains.host_runtime import HostRuntime
 
