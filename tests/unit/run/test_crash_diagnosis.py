@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import signal
 
-from pytest_dcuopt.run.isolation import crash_hint, log_excerpt
+from pytest_dcuopt.run.crash_diagnosis import crash_hint, log_excerpt
 from pytest_dcuopt.run.supervisor import END_NOTE
 from pytest_dcuopt.run.worker import CHANNEL_BROKEN_STATUS
 
