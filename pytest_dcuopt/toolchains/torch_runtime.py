@@ -43,7 +43,7 @@ from ..timing.device_timer import (
 from ..timing.policy import Samples, TimingPolicy
 from ..timing.sync_hooks import SyncMarks
 from .base import Artifact, LoadedKernel, Runtime, Toolchain
-from .binding import load_solve
+from .cabi_binding import load_solve
 from .cpu import CAbiLoaded
 
 if TYPE_CHECKING:
