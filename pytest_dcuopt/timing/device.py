@@ -40,7 +40,7 @@ The method (docs/gpu-timing.md has the reasoning and the H200 evidence), in the 
   cost live in the device timer's caches; the pytest process hands the first worker's to later workers on the device.
 
 Everything device-specific goes through a `timing.device_timer.DeviceTimer`;
-`toolchains.torch_runtime.TorchDeviceTimer` implements it over `torch.cuda`.
+`toolchains.torch_device_timer.TorchDeviceTimer` implements it over `torch.cuda`.
 """
 from __future__ import annotations
 

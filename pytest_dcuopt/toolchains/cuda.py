@@ -14,7 +14,7 @@ that every build keeps), so ISA and resource checks run in CI.
 Running: the worker loads the .so with ctypes and calls `solve` with torch device pointers
 (`torch_runtime.TorchDeviceRuntime`). After every call the kernel's own CUDA runtime is asked for its last
 error (the shim `cuda_shim.cu` is linked into each build: nvcc links cudart statically, so torch
-cannot see launch errors of the kernel's copy); a failed launch or a sticky fault raises `CudaError`
+cannot see launch errors of the kernel's copy); a failed launch or a sticky fault raises `gpu_errors.CudaError`
 naming the error (e.g. cudaErrorIllegalAddress), and a sticky fault ends that branch's worker.
 """
 from __future__ import annotations
@@ -41,13 +41,14 @@ from ..tool import run_tool, which
 from .base import Artifact, Availability, Capability
 from .build import Compiled, build_cached, cached_entry, run_compiler
 from .cache import BuildCache
+from .gpu_errors import ErrorSource
 from .hip_nvidia import (
     NVIDIA_MACRO,
     compat_include_dir,
     find_hip_headers,
 )
 from .probe import IMPORT_TORCH, python_probe
-from .torch_runtime import ErrorSource, TorchDeviceToolchain
+from .torch_runtime import TorchDeviceToolchain
 
 DEFAULT_ARCH = "sm_90"
 NVCC_ENV = "DCUOPT_NVCC"
