@@ -25,7 +25,7 @@ from .case.model import Branch, KernelCase, case_key, find_branches, is_case_dir
 from .case.sizes import BenchSize, select_sizes
 from .errors import CaseError
 from .markers import CASE_MARKER
-from .options import TOOLCHAIN_OPTION
+from .option_declarations import TOOLCHAIN_OPTION
 from .report.records import BranchRecord
 from .stages import benchmark_test, correctness_test, observer_test
 from .toolchains import registered_names, toolchain_class

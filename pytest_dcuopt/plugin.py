@@ -10,7 +10,8 @@ import pytest
 from . import markers
 from .errors import DcuOptError
 from .files import RunDirLock
-from .options import RUN_DIR_KEY, RUN_SEED_KEY, Options, add_options
+from .option_declarations import add_options
+from .options import RUN_DIR_KEY, RUN_SEED_KEY, Options
 
 if TYPE_CHECKING:
     from .case_handle import CaseHandle
@@ -74,7 +75,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 def _lock_run_dir(config: pytest.Config) -> None:
     """A --dcuopt-run-dir given by name is held for the whole session (the default one is unique to the process)."""
     from .files import RunDirInUse
-    from .options import RUN_DIR_OPTION
+    from .option_declarations import RUN_DIR_OPTION
 
     if not config.getoption(RUN_DIR_OPTION, None):
         return
@@ -91,7 +92,7 @@ def _start_triton_capture(config: pytest.Config) -> None:
     variable is set too, so a process started from here can call capture.install_from_env()."""
     import os
 
-    from .options import TRITON_CAPTURE_OPTION
+    from .option_declarations import TRITON_CAPTURE_OPTION
     from .triton_flow.capture import CAPTURE_ENV, install_from_env
 
     folder = config.getoption(TRITON_CAPTURE_OPTION, None)
@@ -108,7 +109,7 @@ def _start_triton_capture(config: pytest.Config) -> None:
 
 
 def _warn_deprecated_options(config: pytest.Config) -> None:
-    from .options import DEPRECATED_BACKEND_OPTION, TOOLCHAIN_OPTION
+    from .option_declarations import DEPRECATED_BACKEND_OPTION, TOOLCHAIN_OPTION
 
     if any(str(arg).split("=")[0] == DEPRECATED_BACKEND_OPTION for arg in config.invocation_params.args):
         config.issue_config_time_warning(pytest.PytestDeprecationWarning(
@@ -201,7 +202,7 @@ def pytest_configure_node(node: Any) -> None:
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """xdist controller, `--dist load` (the default with -n): a branch's tests go to one worker together
     (run/schedule.py), unless --dcuopt-xdist-schedule=xdist."""
-    from .options import XDIST_SCHEDULE_OPTION
+    from .option_declarations import XDIST_SCHEDULE_OPTION
 
     if config.getvalue("dist") != "load" or config.getoption(XDIST_SCHEDULE_OPTION) != "branch":
         return None

@@ -12,7 +12,8 @@ import pytest
 from .case.sizes import ALL
 from .collect import TestId, declared_dims, declared_sizes
 from .errors import DcuOptError
-from .options import DIMS_OPTION, SIZES_OPTION, Options
+from .option_declarations import DIMS_OPTION, SIZES_OPTION
+from .options import Options
 
 if TYPE_CHECKING:
     from .session import DcuOptSession

@@ -19,7 +19,8 @@ from .collect import branch_ids
 from .errors import DcuOptError
 from .gate import build_gate
 from .observe import Observer
-from .options import DEFAULT_RUN_ROOT, Options, default_home
+from .option_declarations import DEFAULT_RUN_ROOT
+from .options import Options, default_home
 from .report.machine import now
 from .report.records import BranchRecord
 from .run.containment import protect_harness

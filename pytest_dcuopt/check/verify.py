@@ -47,7 +47,7 @@ from ..errors import (
     TimedCallsWrong,
     WorkerError,
 )
-from ..options import INPUT_SET_OPTION
+from ..option_declarations import INPUT_SET_OPTION
 from ..run.devices import shared_use
 from ..timing.bracket import WORK_LEFT_RUNNING
 from ..timing.outside_window import WORK_OUTSIDE_WINDOW

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from ..options import COMPARE_OPTION
+from ..option_declarations import COMPARE_OPTION
 from ..report.state import READABLE_SCHEMA_VERSIONS, SCHEMA_VERSION, validate_state
 
 LATEST = "latest"

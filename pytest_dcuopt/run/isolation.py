@@ -27,9 +27,9 @@ Timing under guard (`containment.py`, `timing/bounds.py`): before a `time` reque
 is ended, and every other worker of this pytest process (with what it started) is stopped until the reply, so
 nothing a kernel left running shares the cores with the branch being timed. The pytest process measures the
 request's wall time and the worker's CPU time (all its threads, from /proc) itself; for a checked timing it then
-times a batch of back-to-back calls until every thread of the worker sleeps again, and refuses the timing
-(`TimingRefused`) when the samples or the batch contradict the reported figures. The record's `timing.bounds` keeps
-the figures, `device.containment` what the worker's containment applied.
+times a batch of back-to-back calls until every thread of the worker sleeps again (`bounding_calls.py`), and refuses
+the timing (`TimingRefused`) when the samples or the batch contradict the reported figures. The record's
+`timing.bounds` keeps the figures, `device.containment` what the worker's containment applied.
 
 Calibrations (`timing.calibration`): with a `CalibrationStore`, every `time` request carries the calibration the
 first worker on this device measured (keyed by the device's lock name), and the reply's calibration is kept for
@@ -38,11 +38,8 @@ the next worker, so the event bracket and the delay kernel are calibrated once p
 from __future__ import annotations
 
 import os
-import re
 import select
 import shutil
-import signal
-import statistics
 import subprocess
 import time
 import weakref
@@ -51,47 +48,28 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from ..case.buffers import memory_bytes, numel, storage_dtype
 from ..case.cabi import Param
 from ..errors import KernelCrashed, KernelTimeout, TamperedFiles, TimingRefused, WorkerError
 from ..timing.bounds import (
-    BATCH_ATTEMPTS,
     LEFTOVER_WATCH_S,
-    QUIET_LIMIT_S,
-    REPEAT_SUSPECT,
-    REPEAT_TARGET_S,
-    SNAPSHOT_TARGET_S,
-    SNAPSHOT_TRIES,
-    batch_calls,
-    batch_problem,
-    host_wall_s,
     leftover_problem,
-    repeat_problem,
-    running_after_problem,
     samples_exceed_wall,
-    snapshot_problem,
 )
 from ..timing.calibration import CalibrationStore
 from ..timing.policy import Samples
 from ..toolchains.base import Artifact
+from .bounding_calls import BoundingCalls
 from .containment import frozen
+from .crash_diagnosis import crash_hint, log_excerpt, signal_name
 from .devices import DevicePin, TimingLock, pin_for_worker, timing_lock, xdist_worker_id
+from .frames import FrameError, read_frame, write_frame
 from .integrity import DIGESTS
 from .launch import calling_thread, end_worker_processes, launch_worker, worker_environ
-from .processes import cpu_seconds, descendants, kill_all, running_threads
+from .processes import cpu_seconds, descendants, kill_all
 from .spare_workers import SpareWorkers, StartKey, quiet_needed
-from .worker import CHANNEL_BROKEN_STATUS, END_NOTE, FATAL_STATUS, FrameError, read_frame, write_frame
 
 # How long an idle worker gets to exit by itself (and end what its kernel left) before it is killed.
 GRACEFUL_EXIT_S = 5.0
-_SIGNAL_HINTS = {
-    "SIGSEGV": "a crash here usually means an out-of-bounds access or a null pointer",
-    "SIGBUS": "a crash here usually means a misaligned or out-of-bounds access",
-    "SIGFPE": "an arithmetic fault: most often an integer division by zero (or of INT_MIN by -1) in the kernel",
-    "SIGILL": "an illegal instruction: code built for instructions this CPU lacks (-march), or __builtin_trap()",
-    "SIGTERM": "someone outside the harness ended it (the kernel itself, or a process that signalled it)",
-}
-
 
 @dataclass(frozen=True)
 class WorkerSpec:
@@ -239,145 +217,12 @@ class IsolatedKernel:
                                       "worker_cpu_s": round(cpu_seconds(self._mine()) - cpu_before, 6)}
             problem = samples_exceed_wall(samples.seconds, wall_s)
             if problem is None and bounded and samples.seconds:
-                problem = self._batch_bound(payload["spec"], samples, timeout_s, bounds)
+                problem = BoundingCalls(self.spec.params, self.spec.toolchain, self._exchange,
+                                        self._mine).refute(payload["spec"], samples, timeout_s, bounds)
             samples.extra["bounds"] = bounds
         if problem is not None:
             raise TimingRefused(f"{self.spec.label}: timing refused: {problem}.")
         return result
-
-    def _batch_bound(self, spec: Any, samples: Samples, timeout_s: float, bounds: dict[str, Any]) -> str | None:
-        """Time back-to-back calls from here until the worker's threads sleep; why they refute the samples' mean, or
-        None."""
-        mean = statistics.fmean(samples.seconds)
-        calls = batch_calls(mean)
-        best, problem, attempts = float("inf"), None, 0
-        while attempts < BATCH_ATTEMPTS:
-            attempts += 1
-            per_call = self._timed_batch(spec, calls, timeout_s)
-            if per_call is None:
-                problem = self._still_running(calls)
-                break
-            best = min(best, per_call)
-            problem = batch_problem(mean, best, calls, samples.timer, host_wall_s(samples.extra))
-            if problem is None:
-                break
-        bounds.update(batch_calls=calls, batch_attempts=attempts, batch_per_call_s=significant_s(best),
-                      mean_s=significant_s(mean))
-        if problem is None:
-            problem = self._repeat_bound(spec, samples, best, calls, timeout_s, bounds)
-        if problem is None:
-            problem = self._snapshot_bound(spec, samples, best, timeout_s, bounds)
-        if problem is None:
-            problem = self._single_call_bound(spec, mean, timeout_s, bounds)
-        return problem
-
-    def _snapshot_bound(self, spec: Any, samples: Samples, per_call: float, timeout_s: float,
-                        bounds: dict[str, Any]) -> str | None:
-        """Back-to-back calls each followed by its snapshot, timed from here like the batch of calls alone, against
-        that batch's time per call (timing/bounds.py `snapshot_problem`): many calls, so that a descheduled thread in
-        one of them does not count. Made again, up to SNAPSHOT_TRIES in all, while over the bound (the cheapest
-        counts)."""
-        if per_call == float("inf"):
-            return None
-        cheapest, problem = float("inf"), None
-        for _ in range(SNAPSHOT_TRIES):
-            calls = batch_calls(max(per_call, min(samples.seconds)), SNAPSHOT_TARGET_S)
-            snapped = self._timed_batch(spec, calls, timeout_s, op="snap")
-            if snapped is None:
-                return self._still_running(calls)
-            cheapest = min(cheapest, snapped)
-            problem = snapshot_problem(min(samples.seconds), max(0.0, cheapest - per_call), self._working_set(spec),
-                                       "python" if self.spec.toolchain == "python" else "c")
-            if problem is None:
-                break
-        bounds["snapshot_s"] = significant_s(max(0.0, cheapest - per_call))
-        return problem
-
-    def _timed_batch(self, spec: Any, calls: int, timeout_s: float, rotate: int | None = None,
-                     op: str = "batch") -> float | None:
-        """Seconds per call of `calls` back-to-back calls (`rotate`: a seed, every call's inputs rotated first; `op`
-        "snap": each followed by its snapshot), from this process's request until the worker's threads sleep again
-        (less a ping's round trip); None when they did not sleep within QUIET_LIMIT_S."""
-        round_trip = min(self._round_trip(timeout_s) for _ in range(3))
-        asked = time.perf_counter()
-        message = {"op": op, "spec": spec, "calls": calls, **({"rotate": rotate} if op == "batch" else {})}
-        self._exchange(message, timeout_s, "the bounding batch")
-        ended, quiet = self._quiet_after()
-        return max(0.0, ended - asked - round_trip) / calls if quiet else None
-
-    @staticmethod
-    def _still_running(calls: int) -> str:
-        return (f"the worker's threads were still running {QUIET_LIMIT_S:g} s after its {calls} back-to-back calls "
-                "returned: work left to a thread or process after solve returned is not timed. Make solve wait for "
-                "all of its work before it returns")
-
-    def _repeat_bound(self, spec: Any, samples: Samples, per_call: float, calls: int, timeout_s: float,
-                      bounds: dict[str, Any]) -> str | None:
-        """The batch as a lower bound (timing/bounds.py `repeat_problem`): its calls repeat the inputs of the call
-        before them. A batch much faster than the fastest timed call is compared with a batch whose every call gets
-        other inputs (rotated, as timed calls are), both hot and back to back: cold samples can be far slower than
-        hot calls for reasons of their own (an OpenMP pool woken after the flush). The batch on unchanged inputs is
-        made again first, sized by its own time per call (its first call ran on other inputs than the calls before
-        it, and may do the work the others skip)."""
-        fastest = min(samples.seconds)
-        if per_call == float("inf") or per_call * REPEAT_SUSPECT >= fastest:
-            return None
-        calls = batch_calls(per_call, REPEAT_TARGET_S)
-        again = self._timed_batch(spec, calls, timeout_s)
-        rotated_calls = batch_calls(fastest, REPEAT_TARGET_S)
-        rotated = self._timed_batch(spec, rotated_calls, timeout_s, rotate=plan_seed_of(spec))
-        if again is None or rotated is None:
-            return self._still_running(calls)
-        bounds.update(repeat_calls=calls, repeat_per_call_s=significant_s(again),
-                      rotated_calls=rotated_calls, rotated_per_call_s=significant_s(rotated))
-        return repeat_problem(rotated, min(per_call, again), calls, self._working_set(spec))
-
-    def _working_set(self, spec: Any) -> int:
-        """Bytes of the pointer buffers of one call at the spec's shapes (0 when the spec has none)."""
-        shapes = getattr(spec, "shapes", {}) or {}
-        total = 0
-        for param in self.spec.params:
-            if param.pointer and param.name in shapes:
-                total += numel(shapes[param.name]) * storage_dtype(param.dtype).itemsize
-        return total
-
-    def _single_call_bound(self, spec: Any, mean: float, timeout_s: float, bounds: dict[str, Any]) -> str | None:
-        """One call, then how long the worker's threads kept running after it returned (timing/bounds.py); made
-        again, up to BATCH_ATTEMPTS in all, while over the bound (the shortest counts): on a loaded machine an OpenMP
-        pool's spin after a region is stretched by the threads being descheduled, while work left to a thread is
-        there after every call."""
-        shortest, problem = float("inf"), None
-        for _ in range(BATCH_ATTEMPTS):
-            self._exchange({"op": "batch", "spec": spec, "calls": 1}, timeout_s, "a single call")
-            replied = time.perf_counter()
-            ended, quiet = self._quiet_after()
-            shortest = min(shortest, ended - replied if quiet else QUIET_LIMIT_S)
-            problem = running_after_problem(shortest, mean)
-            if problem is None:
-                break
-        bounds["running_after_call_s"] = significant_s(shortest)
-        return problem
-
-    def _round_trip(self, timeout_s: float) -> float:
-        began = time.perf_counter()
-        self._exchange({"op": "ping"}, timeout_s, "ping")
-        return time.perf_counter() - began
-
-    def _quiet_after(self, poll_s: float = 0.0005) -> tuple[float, bool]:
-        """When the worker's threads were first seen all asleep twice in a row (after a reply), and whether they
-        were within QUIET_LIMIT_S."""
-        began = time.perf_counter()
-        first_quiet: float | None = None
-        while time.perf_counter() - began < QUIET_LIMIT_S:
-            now = time.perf_counter()
-            if running_threads(self._mine()) == 0:
-                if first_quiet is not None:
-                    return first_quiet, True
-                first_quiet = now
-            else:
-                first_quiet = None
-            time.sleep(poll_s)
-        return time.perf_counter(), False
 
     def _mine(self) -> list[int]:
         """The worker and every process below its supervisor (not the supervisor, which only waits)."""
@@ -450,7 +295,7 @@ class IsolatedKernel:
         code = self._proc.wait(timeout=10)  # the supervisor mirrors the worker's end
         self.close()
         log = self.log_text()
-        name = _signal_name(-code) if code < 0 else ""
+        name = signal_name(-code) if code < 0 else ""
         cause = f"signal {name}" if code < 0 else f"exit status {code}"
         raise KernelCrashed(f"{self.spec.label}: the kernel's worker process died with {cause} while {what}; "
                             f"{crash_hint(code, log)}. Every process it left was ended.\n"
@@ -508,82 +353,3 @@ def close_all(workers: list[IsolatedKernel]) -> None:
 
     with ThreadPoolExecutor(max_workers=len(live), thread_name_prefix="dcuopt-close") as pool:
         list(pool.map(IsolatedKernel.close, live))
-
-
-def crash_hint(code: int, log: str) -> str:
-    """The likely cause of a worker's end with `code` (negative: a signal) and the fix, read with its log."""
-    if code >= 0:
-        return _EXIT_HINTS.get(code, f"the kernel (or a library it calls) called exit({code}) during the call, or the "
-                                     "worker failed outside a call (see its log). A kernel must return from solve()")
-    name = _signal_name(-code)
-    if name == "SIGKILL":
-        return _killed_hint(log)
-    if name == "SIGABRT":
-        return _abort_hint(log)
-    return _SIGNAL_HINTS.get(name, f"the kernel raised {name} or was sent it")
-
-
-_EXIT_HINTS = {
-    0: "it exited normally in the middle of the call: the kernel (or a library it calls) called exit(0). A kernel "
-       "must return from solve(), never end the process",
-    CHANNEL_BROKEN_STATUS: "its reply could not be written: the kernel closed (or reused) file descriptors it did not "
-                           "open, the harness's reply pipe and log among them, so the log may be empty. Close only "
-                           "the descriptors the kernel opened itself",
-    FATAL_STATUS: "it reported a fatal error (a sticky GPU fault) and ended, as it must",
-}
-_HEAP_WORDS = ("free(): ", "double free", "corrupted", "malloc(): ", "munmap_chunk", "realloc(): ", "stack smashing")
-
-
-def _abort_hint(log: str) -> str:
-    if "terminate called after throwing" in log or "terminate called without an active exception" in log:
-        return ("a C++ exception left solve(): an extern \"C\" function cannot pass it to the harness, so "
-                "std::terminate aborted (its what() line is in the log below). Catch exceptions inside solve()")
-    if any(word in log for word in _HEAP_WORDS):
-        return ("the C library found its heap corrupted (its message is in the log below): most likely a write "
-                "before or past a buffer (y[-1], y[N]) overwrote its bookkeeping. Check the kernel's indices at the "
-                "buffers' ends")
-    return ("abort() was called: an assert in the kernel, a runtime error it could not recover from, or heap "
-            "corruption found by the C library (a write before or past a buffer, e.g. y[-1])")
-
-
-def _killed_hint(log: str) -> str:
-    found = re.findall(rf"{re.escape(END_NOTE)} .*peak memory \(max RSS\) was (\d+) MiB", log)
-    if not found:  # the supervisor notes every abnormal end of its worker: it was killed itself
-        return ("the worker's supervisor was killed too (it left no note): most likely a kernel that signalled its "
-                "parent (a kernel's getppid() is the supervisor), else the out-of-memory killer or someone outside "
-                "the harness")
-    total = memory_bytes()
-    machine = f" of this machine's {total / 2**30:.1f} GiB" if total else ""
-    return (f"SIGKILL comes from the out-of-memory killer (the worker had used up to {found[-1]} MiB{machine} at its "
-            "peak: if that is near the memory this machine or its container allows, lower the sizes in dims.json and "
-            "`dim_ranges`, or the workspace the kernel allocates), from a kernel that signalled itself, or from "
-            "someone outside the harness")
-
-
-def log_excerpt(log: str, lines: int = 15) -> str:
-    """The end of a worker's log; when faulthandler dumped the stacks (a fatal signal), the lines just before the
-    dump (the kernel's or the C library's last words: an exception's what(), a heap error) and the dump's head."""
-    text = log.splitlines()
-    start = next((i for i, line in enumerate(text) if line.startswith("Fatal Python error")), None)
-    if start is None:
-        return "\n".join(text[-lines:])
-    notes = [line for line in text[start:] if line.startswith(END_NOTE)]
-    dump = text[start:start + lines - 5]
-    cut = ["  ..."] if len(text) - len(notes) > start + len(dump) else []
-    return "\n".join(text[max(0, start - 5):start] + dump + cut + notes)
-def plan_seed_of(spec: Any) -> int:
-    """A rotation seed for the batch whose calls get other inputs: this process's, from the run's secret seed."""
-    from ..toolchains.exchange import plan_seed  # numpy and xxhash: not at this module's import
-
-    return plan_seed("rotated batch", getattr(spec, "dims", {}))
-
-
-def significant_s(value: float) -> float | None:
-    return float(f"{value:.4g}") if value != float("inf") else None
-
-
-def _signal_name(number: int) -> str:
-    try:
-        return signal.Signals(number).name
-    except ValueError:
-        return str(number)

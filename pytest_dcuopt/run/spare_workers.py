@@ -23,8 +23,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from .frames import FrameError, read_frame, write_frame
 from .launch import Launched, end_worker_processes, launch_worker
-from .worker import FrameError, read_frame, write_frame
 
 QUIET_CORES = 4  # below this many cores, even a GPU kernel's timing waits for the spare (its launches need a core)
 SPARE_LABEL = "spare"

@@ -2,7 +2,7 @@
 
 The worker reads the clock in the same process as the kernel, so a kernel can slow the clock, rewrite its samples,
 or hand its work to a thread that finishes after `solve` returned. The pytest process therefore times a batch of
-back-to-back calls itself (`run/isolation.py`), from the moment it asks to the moment every thread of the worker is
+back-to-back calls itself (`run/bounding_calls.py`), from the moment it asks to the moment every thread of the worker is
 asleep again, and compares the time per call with the mean of the samples the worker reported (the mean, not the
 median: a batch's time per call is a mean, and an OpenMP solve on a busy machine has a long tail that a median
 leaves out):

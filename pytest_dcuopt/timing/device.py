@@ -48,7 +48,7 @@ The method (docs/gpu-timing.md has the reasoning and the H200 evidence), in the 
   cost live in the device timer's caches; the pytest process hands the first worker's to later workers on the device.
 
 Everything device-specific goes through a `timing.device_timer.DeviceTimer`;
-`toolchains.torch_runtime.TorchDeviceTimer` implements it over `torch.cuda`.
+`toolchains.torch_device_timer.TorchDeviceTimer` implements it over `torch.cuda`.
 """
 from __future__ import annotations
 
@@ -77,7 +77,8 @@ from .offset import event_offset
 from .outside_window import work_outside_window
 from .policy import Samples, TimingPolicy, choose_method, sample_quality, should_stop, significant
 from .side_figures import absent_side_figure, describe_samples, launch_overhead, seed_method
-from .sync import Detection, SyncMarks, SyncSampled, detect_sync, sample_marked, sample_sync, sync_record
+from .sync import Detection, SyncSampled, detect_sync, sample_sync, sync_record
+from .sync_hooks import SyncMarks, sample_marked
 
 ROTATION_TARGET = 3.0  # rotate over input sets totalling at least this x L2
 MAX_ROTATION_SETS = 64
@@ -140,7 +141,7 @@ def measure_device(launches: Sequence[Callable[[], None]], policy: TimingPolicy,
                    working_set_bytes: int = 0, clock: Callable[[], float] = time.perf_counter,
                    sync_marks: SyncMarks | None = None) -> Samples:
     """Time `launches[0]` cold and hot (and rotate over all `launches` for hot when they are several).
-    `sync_marks`: the kernel library's sync hooks, used when the call waits for the device (timing.sync)."""
+    `sync_marks`: the kernel library's sync hooks, used when the call waits for the device (timing.sync_hooks)."""
     launch = launches[0]
     between = between_calls(launch)
     before = device_timer.telemetry()
@@ -275,10 +276,10 @@ def _clock_summary(clocks_mhz: Sequence[float]) -> dict[str, float] | None:
 
 
 def _warm_up(launch: Callable[[], None], device_timer: DeviceTimer, warmup_s: float, clock: Callable[[], float],
-             between: Between) -> int:
+             between: Between | None = None) -> int:
     """At least WARMUP_MIN_CALLS calls, prepared like the cold samples' (`between`): the checked call among the first
     ones (`exchange.checked_call_numbers`) is reached whatever the method."""
-    prepare, finish = between
+    prepare, finish = between or between_calls(launch)
     calls, start = 0, clock()
     while calls < WARMUP_MIN_CALLS or clock() - start < warmup_s:
         prepare()
@@ -293,10 +294,10 @@ def _warm_up(launch: Callable[[], None], device_timer: DeviceTimer, warmup_s: fl
 
 
 def _sample_cold(launch: Callable[[], None], device_timer: DeviceTimer, policy: TimingPolicy, hiding: Hiding,
-                 clock: Callable[[], float], between: Between) -> Sampled:
+                 clock: Callable[[], float], between: Between | None = None) -> Sampled:
     """Cold samples, each on an idle GPU; `between` runs before and after each one, outside its bracket (the inputs
-    rotated for the next call, the checked calls' snapshots)."""
-    prepare, finish = between
+    rotated for the next call, the checked calls' snapshots; default: the launch's own, `between_calls`)."""
+    prepare, finish = between or between_calls(launch)
     accepted: list[float] = []
     late_total = 0
     clocks: list[float] = []

@@ -1,7 +1,7 @@
 """What device timing needs from a runtime: the `DeviceTimer` protocol, and how big its L2 flush is.
 
 A device timer queues work on the stream the kernel uses: timing events, a delay kernel, an L2 flush and
-(optionally) the runtime's smallest kernel and a profiler hook. `toolchains.torch_runtime.TorchDeviceTimer`
+(optionally) the runtime's smallest kernel and a profiler hook. `toolchains.torch_device_timer.TorchDeviceTimer`
 implements it over `torch.cuda` (CUDA or ROCm builds of torch alike); the unit tests simulate one.
 """
 from __future__ import annotations

@@ -160,7 +160,8 @@ class CacheFlusher:
 
 def between_calls(launch: Any) -> tuple[Callable[[], None], Callable[[], None]]:
     """What to do before and after each call, outside the timed window: the launch's own `prepare` and `finish` when
-    it has them (run/worker.py `TimedCalls`: new inputs before, the checked calls' snapshots after), else nothing."""
+    it has them (run/kernel_calls.py `TimedCalls`: new inputs before, the checked calls' snapshots after), else
+    nothing."""
     prepare, finish = getattr(launch, "prepare", None), getattr(launch, "finish", None)
     if callable(prepare) and callable(finish):
         return prepare, finish

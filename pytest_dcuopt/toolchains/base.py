@@ -194,7 +194,7 @@ class Toolchain(abc.ABC):
     isa_families: ClassVar[tuple[str, ...]] = ()  # every family its ISA may come in, when several (hip: amdgcn, dcu)
     c_abi: ClassVar[bool] = True  # kernels expose extern "C" solve(...); False for the Python contract
     # Its runtime prepares every timed call alike (inputs rotated between calls) and hands back the timed calls a
-    # timing request names (run/worker.py `TimedCalls`): the pytest process then requires them in every reply.
+    # timing request names (run/kernel_calls.py `TimedCalls`): the pytest process then requires them in every reply.
     checks_timed_calls: ClassVar[bool] = False
     # Heavy modules the worker's `runtime` and `load` import (torch: seconds), imported by a spare worker ahead of need
     preload_modules: ClassVar[tuple[str, ...]] = ()

@@ -10,8 +10,9 @@ from typing import Any
 from ..case.cabi import Param
 from ..tool import run_tool, which
 from .base import Artifact, Availability, Capability, LoadedKernel, Runtime, Toolchain
-from .binding import BindSpec, CAbiBinding, load_solve
+from .binding import BindSpec
 from .build import Compiled, build_cached, run_compiler
+from .cabi_binding import CAbiBinding, load_solve
 from .cache import BuildCache
 from .host_runtime import HostRuntime, cpu_model
 

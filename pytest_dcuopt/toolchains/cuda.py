@@ -14,7 +14,7 @@ that every build keeps), so ISA and resource checks run in CI.
 Running: the worker loads the .so with ctypes and calls `solve` with torch device pointers
 (`torch_runtime.TorchDeviceRuntime`). After every call the kernel's own CUDA runtime is asked for its last
 error (the shim `cuda_shim.cu` is linked into each build: nvcc links cudart statically, so torch
-cannot see launch errors of the kernel's copy); a failed launch or a sticky fault raises `CudaError`
+cannot see launch errors of the kernel's copy); a failed launch or a sticky fault raises `gpu_errors.CudaError`
 naming the error (e.g. cudaErrorIllegalAddress), and a sticky fault ends that branch's worker.
 """
 from __future__ import annotations
@@ -36,24 +36,25 @@ from ..files import write_atomic
 from ..isa.model import ResourceUsage
 from ..isa.sass import parse_ptxas_verbose, parse_resource_usage, split_sass
 from ..isa.symbols import demangle, rename
-from ..timing.sync import MarkedCall, SyncMarks
+from ..timing.sync_hooks import MarkedCall, SyncMarks
 from ..tool import run_tool, which
 from .base import Artifact, Availability, Capability
 from .build import Compiled, build_cached, cached_entry, run_compiler
 from .cache import BuildCache
+from .gpu_errors import ErrorSource
 from .hip_nvidia import (
     NVIDIA_MACRO,
     compat_include_dir,
     find_hip_headers,
 )
 from .probe import IMPORT_TORCH, python_probe
-from .torch_runtime import ErrorSource, TorchDeviceToolchain
+from .torch_runtime import TorchDeviceToolchain
 
 DEFAULT_ARCH = "sm_90"
 NVCC_ENV = "DCUOPT_NVCC"
 CUOBJDUMP_ENV = "DCUOPT_CUOBJDUMP"
 SHIM = Path(__file__).with_name("cuda_shim.cu")
-SYNC_HOOKS = Path(__file__).with_name("cuda_sync_hooks.h")  # force-included into `.cu` sources (timing.sync)
+SYNC_HOOKS = Path(__file__).with_name("cuda_sync_hooks.h")  # force-included into `.cu` sources (timing.sync_hooks)
 PTXAS_REPORT = "ptxas.txt"  # the build log: arch, headers and the `ptxas -v` report
 BASE_FLAGS = ("-O3", "-shared", "-Xcompiler", "-fPIC", "-std=c++17", "-lineinfo", "-Xptxas", "-v")
 HIP_FLAGS = ("-x", "cu", f"-D{NVIDIA_MACRO}")
@@ -152,7 +153,7 @@ class CudaToolchain(TorchDeviceToolchain):
             header_args = (*HIP_FLAGS, "-DDCUOPT_NO_SYNC_HOOKS", "-isystem", str(headers.include_dir))
             header_note = headers.describe() + "\n"
             flags = (*flags, f"hip-headers:{headers.include_dir.parent.name}")  # into the key only
-        else:  # the blocking calls of a `.cu` solve go through the shim's hooks (timing.sync; a no-op unless armed)
+        else:  # the blocking calls of a `.cu` solve go through the shim's hooks (timing.sync_hooks; no-op unless armed)
             header_args = ("-include", str(SYNC_HOOKS))
             flags = (*flags, "sync-hooks")  # into the key only (the hooks' text is in the identity's shim hash)
         # nvcc's `-x cu` (needed for .hip) applies to every input, so a .hip build compiles the shim source.
@@ -231,7 +232,7 @@ class CudaToolchain(TorchDeviceToolchain):
 
 
 class ShimSyncMarks:
-    """The sync hooks of `cuda_shim.cu` (`timing.sync.SyncMarks`): events recorded by the library's own runtime."""
+    """The sync hooks of `cuda_shim.cu` (`timing.sync_hooks.SyncMarks`): events the library's own runtime records."""
 
     CAPACITY = 32
 

@@ -35,10 +35,11 @@ from ..tool import ToolResult, run_tool, which
 from .base import Artifact, Availability, Capability
 from .build import Compiled, build_cached, run_compiler
 from .cache import BuildCache
+from .gpu_errors import ErrorSource
 from .hip_install import HIP_ENV, find_dccobjdump, find_llvm_objdump, install_roots
 from .hip_isa import dump_hip_artifact
 from .probe import IMPORT_TORCH, python_probe, torch_build
-from .torch_runtime import ErrorSource, TorchDeviceToolchain
+from .torch_runtime import TorchDeviceToolchain
 
 HIPCC_ENV = "DCUOPT_HIPCC"
 #: The arch for runs with no device and no --dcuopt-arch (CI sets gfx90a); a device or the option wins over it.

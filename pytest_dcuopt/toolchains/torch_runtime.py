@@ -2,9 +2,9 @@
 
 `TorchDeviceRuntime(device_index=0)` is the whole constructor: buffers are torch tensors on
 `cuda:<device_index>` (torch calls HIP devices `cuda` too), pointers are `data_ptr()`, timing is
-`timing.device.measure_device` with a `TorchDeviceTimer` (this module's `timing.device_timer.DeviceTimer` over
-`torch.cuda`). A toolchain that loads a C ABI library may
-`attach_errors(source)` an `ErrorSource` that reads the library's own runtime errors (the `cuda`
+`timing.device.measure_device` with a `TorchDeviceTimer` (`torch_device_timer.py`: the
+`timing.device_timer.DeviceTimer` over `torch.cuda`). A toolchain that loads a C ABI library may
+`attach_errors(source)` an `ErrorSource` (`gpu_errors.py`) that reads the library's own runtime errors (the `cuda`
 toolchain does; the `hip` toolchain passes one built on hipGetLastError). Without one, errors are
 still caught at every synchronize, through torch, and named from torch's message. `TorchDeviceToolchain`
 is the worker half that the GPU toolchains share: one runtime per worker, and `load` with the errors attached.
@@ -22,7 +22,6 @@ from __future__ import annotations
 import abc
 import ctypes
 import os
-import re
 import weakref
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -32,95 +31,24 @@ import numpy as np
 from ..errors import DcuOptError
 from ..timing.calibration import DeviceCalibration, export_calibration, seed_device_timer
 from ..timing.device import measure_device, rotation_sets
-from ..timing.device_timer import (
-    FALLBACK_L2_BYTES,
-    FLUSH_ENV,
-    Activity,
-    DeviceTimer,
-    choose_flush_mode,
-    flush_bytes_for,
-)
+from ..timing.device_timer import choose_flush_mode
 from ..timing.policy import Samples, TimingPolicy
-from ..timing.sync import SyncMarks
+from ..timing.sync_hooks import SyncMarks
 from .base import Artifact, LoadedKernel, Runtime, Toolchain
-from .binding import load_solve
+from .cabi_binding import load_solve
 from .cpu import CAbiLoaded
+from .gpu_errors import CudaError, ErrorSource, checked_entry
+from .nvml import nvml_handle, nvml_read, nvml_static
+from .torch_device_timer import TorchDeviceTimer
 
 if TYPE_CHECKING:
     from ..case.cabi import Param
 
-# Errors after which the CUDA context is unusable (the process must go): cudaError_t codes.
-STICKY_CUDA_ERRORS = {
-    700: "cudaErrorIllegalAddress", 701: "cudaErrorLaunchOutOfResources", 702: "cudaErrorLaunchTimeout",
-    710: "cudaErrorAssert", 714: "cudaErrorHardwareStackError", 715: "cudaErrorIllegalInstruction",
-    716: "cudaErrorMisalignedAddress", 717: "cudaErrorInvalidAddressSpace", 718: "cudaErrorInvalidPc",
-    719: "cudaErrorLaunchFailure", 999: "cudaErrorUnknown",
-}
-STICKY_NOT_REALLY = {701}  # out of resources is a launch error, not sticky
 # The binding's host arrays and staging of at least PIN_MIN_BYTES are page-locked (cuMemHostRegister), so copies to
 # and from the device go by DMA at full link speed instead of through the driver's pageable bounce buffers.
 PIN_ENV = "DCUOPT_PINNED_HOST"  # 0: pageable host memory (correct, slower copies)
 PIN_MIN_BYTES = 4 << 20
 PORTABLE = ctypes.c_uint(1)  # CU_MEMHOSTREGISTER_PORTABLE: page-locked for every context
-# torch's wording of a runtime error -> its name (for runtimes without an ErrorSource).
-_TORCH_WORDS = {
-    "an illegal memory access was encountered": "cudaErrorIllegalAddress",
-    "misaligned address": "cudaErrorMisalignedAddress",
-    "unspecified launch failure": "cudaErrorLaunchFailure",
-    "device-side assert triggered": "cudaErrorAssert",
-    "an illegal instruction was encountered": "cudaErrorIllegalInstruction",
-    "too many resources requested for launch": "cudaErrorLaunchOutOfResources",
-    "invalid configuration argument": "cudaErrorInvalidConfiguration",
-    "out of memory": "cudaErrorMemoryAllocation",
-}
-
-
-class CudaError(DcuOptError):
-    """A CUDA (or HIP) runtime error, named. `fatal` errors left the context unusable: the worker exits."""
-
-    def __init__(self, name: str, code: int | None, text: str, when: str, fatal: bool) -> None:
-        self.name, self.code, self.text, self.when, self.fatal = name, code, text, when, fatal
-        code_part = f" ({code})" if code is not None else ""
-        consequence = (" The context is now unusable, so this branch's worker process exits and the next call starts "
-                       "a fresh one." if fatal else "")
-        out_of_memory = name.endswith(("MemoryAllocation", "OutOfMemory"))
-        fix = (" Run the branch under compute-sanitizer (memcheck) to find the faulting access." if fatal else
-               " The GPU had less free memory than was asked for (a workspace solve() allocates, or buffers at these "
-               "dims): lower the sizes (dims.json, `dim_ranges`) or the workspace." if out_of_memory
-               else " Check solve()'s launch configuration (grid and block sizes, shared memory) against the device's "
-               "limits.")
-        super().__init__(f"{name}{code_part}: {text}, {when}.{consequence}{fix}")
-
-    @classmethod
-    def from_code(cls, code: int, source: ErrorSource, when: str) -> CudaError:
-        fatal = code in STICKY_CUDA_ERRORS and code not in STICKY_NOT_REALLY
-        return cls(source.name(code), code, source.text(code), when, fatal)
-
-    @classmethod
-    def from_torch(cls, exc: BaseException, when: str) -> CudaError:
-        message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        lowered = message.lower()
-        name = next((n for words, n in _TORCH_WORDS.items() if words in lowered), None)
-        found = re.search(r"(cuda|hip)(Error\w+)", message)
-        if found:
-            name = found.group(1) + found.group(2)
-        return cls(name or "CUDA error", None, message, when, fatal=name != "cudaErrorMemoryAllocation")
-
-
-class ErrorSource:
-    """A runtime's error state: last error, a synchronize that returns a code, names and texts."""
-
-    def last_error(self) -> int:
-        return 0
-
-    def synchronize(self) -> int:
-        return 0
-
-    def name(self, code: int) -> str:
-        return f"error {code}"
-
-    def text(self, code: int) -> str:
-        return "unknown"
 
 
 class DeviceBuffer:
@@ -135,89 +63,11 @@ class DeviceBuffer:
 def roll_bytes(out: Any, source: Any, count: int, offset: int) -> None:
     """`out[:count]` = `source[:count]` rotated left by `offset` bytes, `out[count:]` = `source[count:]`: three copies
     between 1-D uint8 tensors of one device, queued on its current stream (the timed calls' rotation,
-    `binding.CAbiBinding.prepare_call`: 0.1 ms for 128 MB on a GPU, against tens of ms through the host)."""
+    `cabi_binding.CAbiBinding.prepare_call`: 0.1 ms for 128 MB on a GPU, against tens of ms through the host)."""
     out[:count - offset].copy_(source[offset:count])
     out[count - offset:count].copy_(source[:offset])
     out[count:].copy_(source[count:])
 
-
-class TorchDeviceTimer(DeviceTimer):
-    """DeviceTimer over `torch.cuda`: events, `_sleep`, and an L2 flush buffer on `device`."""
-
-    def __init__(self, torch: Any, device: Any, flush_mode: str | None = None,
-                 telemetry: Callable[[], dict[str, Any]] | None = None) -> None:
-        self.torch = torch
-        self.device = device
-        self.timer = "hip events" if getattr(torch.version, "hip", None) else "cuda events"
-        properties = torch.cuda.get_device_properties(device)
-        l2 = int(getattr(properties, "L2_cache_size", 0) or 0)
-        self.l2_bytes = l2 if l2 > 0 else FALLBACK_L2_BYTES
-        self.flush_mode = choose_flush_mode(flush_mode)
-        size, self.l2_source = flush_bytes_for(l2)
-        self.flush_bytes = size if self.flush_mode != "none" else 0
-        self._buffer = torch.empty(max(1, self.flush_bytes // 4), dtype=torch.float32, device=device)
-        self._buffer.zero_()
-        self._sink = torch.empty((), dtype=torch.float32, device=device)
-        self._telemetry = telemetry or dict
-        self._has_sleep = callable(getattr(torch.cuda, "_sleep", None))
-        self._tiny = torch.zeros(1, dtype=torch.float32, device=device)
-        self.offset_cache = {}  # the profiler offset per bound call
-        self.bracket_cache = {}  # the calibrated bracket cost of this device
-        self.hiding_cache = {}  # the delay kernel's rate on this device
-        self.activity_cache = {}  # the flush/marker activity names of a synchronizing sample (timing.sync)
-
-    def event(self) -> Any:
-        return self.torch.cuda.Event(enable_timing=True)
-
-    def synchronize(self) -> None:
-        self.torch.cuda.synchronize(self.device)
-
-    def sleep(self, cycles: int) -> bool:
-        if not self._has_sleep:
-            return False
-        if cycles > 0:
-            self.torch.cuda._sleep(int(cycles))
-        return True
-
-    def tiny_kernel(self) -> bool:
-        self._tiny.zero_()  # a one-element fill: one block, no memory traffic to speak of
-        return True
-
-    def flush(self) -> None:
-        if self.flush_mode == "read":
-            self.torch.sum(self._buffer, 0, out=self._sink)  # one reduction kernel, reads every byte
-        elif self.flush_mode == "write":
-            self._buffer.zero_()
-
-    def profile_activities(self, body: Callable[[], Any]) -> list[Activity] | None:
-        """Every device activity (kernels, copies, memsets) `body` queues, in start order, with start times
-        (torch.profiler: CUPTI on CUDA, roctracer on ROCm); None when the profiler cannot record device activity
-        here, and then `profiler_problem` says why. Kernels launched by a C ABI library's own (static) CUDA runtime
-        are recorded too: CUPTI traces at the driver."""
-        torch = self.torch
-        try:
-            from torch.profiler import ProfilerActivity, profile
-
-            with profile(activities=[ProfilerActivity.CUDA]) as prof:
-                body()
-                self.synchronize()
-            events = prof.profiler.kineto_results.events()
-            device = [e for e in events if e.device_type() == torch.autograd.DeviceType.CUDA and e.duration_ns() > 0]
-        except Exception as exc:  # a missing profiler means "no profiler figures", said in the record
-            self.profiler_problem = f"torch.profiler failed: {type(exc).__name__}: {exc}"
-            return None
-        device.sort(key=lambda e: e.start_ns())
-        return [Activity(e.name(), e.duration_ns() * 1e-9, e.start_ns() * 1e-9) for e in device]
-
-    def flush_info(self) -> dict[str, Any]:
-        how = {"read": "a sum over the buffer (reads evict the kernel's lines; the L2 is left clean)",
-               "write": "a memset of the buffer (nvbench's way; the L2 is left dirty)",
-               "none": "no flush: cold samples are NOT cold"}[self.flush_mode]
-        return {"mode": self.flush_mode, "bytes": self.flush_bytes, "l2_bytes": self.l2_bytes,
-                "size_from": self.l2_source, "how": how, "env": FLUSH_ENV}
-
-    def telemetry(self) -> dict[str, Any]:
-        return self._telemetry()
 
 
 class TorchDeviceRuntime(Runtime):
@@ -235,10 +85,10 @@ class TorchDeviceRuntime(Runtime):
         self.device_name = torch.cuda.get_device_name(device_index)
         self.api = "hip" if getattr(torch.version, "hip", None) else "cuda"
         self.errors: ErrorSource | None = None
-        self.sync_marks: SyncMarks | None = None  # the loaded library's sync hooks (timing.sync), if it has them
+        self.sync_marks: SyncMarks | None = None  # the loaded library's sync hooks (timing.sync_hooks), if it has them
         self._device_timer: TorchDeviceTimer | None = None
         self._offered: DeviceCalibration | None = None  # from the first worker on this device (timing.calibration)
-        self._nvml: Any = _nvml_handle(device_index) if self.api == "cuda" else None
+        self._nvml: Any = nvml_handle(device_index) if self.api == "cuda" else None
         self._driver: Any = None  # the CUDA driver library while page-locking is on (None: pageable)
         self.host_memory = self._host_memory_mode()  # what the record says about it
 
@@ -383,7 +233,7 @@ class TorchDeviceRuntime(Runtime):
         """Clocks, temperature, power and throttle reasons now, where readable (NVML, else torch's helpers)."""
         found: dict[str, Any] = {}
         if self._nvml is not None:
-            found.update(_nvml_read(*self._nvml))
+            found.update(nvml_read(*self._nvml))
         if "sm_clock_mhz" not in found:
             for key, getter in (("sm_clock_mhz", "clock_rate"), ("temperature_c", "temperature"),
                                 ("power_mw", "power_draw")):
@@ -408,7 +258,7 @@ class TorchDeviceRuntime(Runtime):
                      else f"sm_{properties.major}{properties.minor}"),
         }
         if self._nvml is not None:
-            facts.update(_nvml_static(*self._nvml))
+            facts.update(nvml_static(*self._nvml))
         facts.update(self.telemetry())
         return {k: v for k, v in facts.items() if v is not None}
 
@@ -438,7 +288,7 @@ class TorchDeviceToolchain(Toolchain):
         return self._runtime
 
     def sync_marks(self, library: ctypes.CDLL) -> SyncMarks | None:
-        """The kernel library's sync hooks (timing.sync), or None when it has none (the default)."""
+        """The kernel library's sync hooks (timing.sync_hooks), or None when it has none (the default)."""
         return None
 
     def load(self, artifact: Artifact, params: Sequence[Param]) -> LoadedKernel:
@@ -450,77 +300,3 @@ class TorchDeviceToolchain(Toolchain):
             if self.check_each_call:
                 entry = checked_entry(entry, errors)
         return CAbiLoaded(params, entry)
-
-
-def checked_entry(entry: Callable[..., None], errors: ErrorSource) -> Callable[..., None]:
-    """`entry`, followed by the library's last-error check on every call."""
-    def solve(*args: Any) -> None:
-        entry(*args)
-        code = errors.last_error()
-        if code:
-            raise CudaError.from_code(code, errors, "right after calling solve() (a launch error: bad grid/block "
-                                                    "size, too much shared memory, or an earlier fault)")
-    return solve
-
-
-def _nvml_handle(index: int) -> tuple[Any, Any] | None:
-    try:
-        import pynvml  # nvidia-ml-py
-
-        pynvml.nvmlInit()
-        import os
-
-        visible = os.environ.get("CUDA_VISIBLE_DEVICES", "")
-        physical = int(visible.split(",")[index]) if visible and visible.split(",")[index].strip().isdigit() else index
-        return pynvml, pynvml.nvmlDeviceGetHandleByIndex(physical)
-    except Exception:  # NVML is optional
-        return None
-
-
-def _nvml_read(pynvml: Any, handle: Any) -> dict[str, Any]:
-    found: dict[str, Any] = {}
-    for key, call in (("sm_clock_mhz", lambda: pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_SM)),
-                      ("mem_clock_mhz", lambda: pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_MEM)),
-                      ("temperature_c", lambda: pynvml.nvmlDeviceGetTemperature(handle, pynvml.NVML_TEMPERATURE_GPU)),
-                      ("power_mw", lambda: pynvml.nvmlDeviceGetPowerUsage(handle)),
-                      ("throttle_reasons", lambda: _throttle_names(pynvml, _throttle_bits(pynvml, handle)))):
-        try:
-            found[key] = call()
-        except Exception:  # optional reading: absent ones are left out of the record
-            continue
-    return found
-
-
-def _nvml_static(pynvml: Any, handle: Any) -> dict[str, Any]:
-    found: dict[str, Any] = {}
-    readings: tuple[tuple[str, Callable[[], Any]], ...] = (
-        ("driver", lambda: pynvml.nvmlSystemGetDriverVersion()),
-        ("max_sm_clock_mhz", lambda: pynvml.nvmlDeviceGetMaxClockInfo(handle, pynvml.NVML_CLOCK_SM)),
-        ("max_mem_clock_mhz", lambda: pynvml.nvmlDeviceGetMaxClockInfo(handle, pynvml.NVML_CLOCK_MEM)),
-        ("power_limit_mw", lambda: pynvml.nvmlDeviceGetEnforcedPowerLimit(handle)),
-    )
-    for key, call in readings:
-        try:
-            value = call()
-            found[key] = value.decode() if isinstance(value, bytes) else value
-        except Exception:  # optional reading: absent ones are left out of the record
-            continue
-    return found
-
-
-def _throttle_bits(pynvml: Any, handle: Any) -> int:
-    """The clock-limiting reasons mask; newer NVML renamed "throttle reasons" to "clocks event reasons"."""
-    if hasattr(pynvml, "nvmlDeviceGetCurrentClocksEventReasons"):
-        return pynvml.nvmlDeviceGetCurrentClocksEventReasons(handle)
-    return pynvml.nvmlDeviceGetCurrentClocksThrottleReasons(handle)
-
-
-def _throttle_names(pynvml: Any, mask: int) -> list[str]:
-    names = []
-    for attribute in dir(pynvml):
-        is_reason = attribute.startswith(("nvmlClocksThrottleReason", "nvmlClocksEventReason"))
-        if is_reason and not attribute.endswith(("All", "None")):
-            bit = getattr(pynvml, attribute)
-            if isinstance(bit, int) and bit and mask & bit:
-                names.append(attribute.split("Reason", 1)[1])
-    return sorted(set(names)) or ["none"]

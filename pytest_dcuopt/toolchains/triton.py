@@ -3,7 +3,7 @@
 Contract (toolchains/triton_contract.py): the launcher takes the case's buffers (ref.py `shapes`) as torch
 tensors and its dims as Python scalars, by name; ref.py `outputs` says which buffers it writes (default:
 the buffers not in `inputs`), `dtypes` their dtypes (default float32). Buffers are laid out as for a C
-ABI kernel (`binding.CAbiBinding`): outputs NaN-poisoned before every call, a guard zone after every
+ABI kernel (`cabi_binding.CAbiBinding`): outputs NaN-poisoned before every call, a guard zone after every
 buffer (the launcher gets a view of the first `count` elements), const inputs checked bit for bit.
 
 Where kernels run (decided in the worker, before triton is imported there):
@@ -42,8 +42,9 @@ from ..isa.model import IsaDump, ResourceUsage
 from ..timing.host import measure_host
 from ..timing.policy import Samples, TimingPolicy
 from .base import Artifact, Availability, BranchUnavailable, Capability, Runtime, Toolchain
-from .binding import BindSpec, CAbiBinding, Snapshot
+from .binding import BindSpec, Snapshot
 from .build import cached_entry
+from .cabi_binding import CAbiBinding
 from .cache import BuildCache
 from .probe import torch_build
 from .torch_runtime import DeviceBuffer, TorchDeviceRuntime

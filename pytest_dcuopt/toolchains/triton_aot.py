@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ..case.buffers import numel
-from .binding import guard_elements
+from .cabi_binding import guard_elements
 from .triton_contract import TritonContract
 
 MANIFEST = "manifest.json"

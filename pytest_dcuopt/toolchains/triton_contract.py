@@ -16,7 +16,7 @@ position, as a C ABI `solve` is (case/parameter_binding.py): the contract then s
 keeps the launcher's own in `launcher_names`, which the call uses.
 
 The contract is derived once at build time and stored beside the build as JSON; the worker binds
-buffers from it (`params` gives the same `Param`s the C ABI parser gives, so `binding.CAbiBinding`
+buffers from it (`params` gives the same `Param`s the C ABI parser gives, so `cabi_binding.CAbiBinding`
 places the poison, guards and integrity checks exactly as for a C ABI kernel).
 """
 from __future__ import annotations

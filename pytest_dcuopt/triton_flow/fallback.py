@@ -54,7 +54,7 @@ def kernel_shares(activities: list[Any]) -> list[dict[str, Any]]:
 
 
 def measure(path: Path, max_time_s: float = 2.0) -> dict[str, Any]:
-    from ..toolchains.torch_runtime import TorchDeviceTimer
+    from ..toolchains.torch_device_timer import TorchDeviceTimer
 
     torch: Any = importlib.import_module("torch")  # untyped use: torch ships partial stubs for _dynamo
 

@@ -136,7 +136,7 @@ def replay(folder: Path, config_index: int | None = None, max_time_s: float = 2.
     record = read_json(folder / "capture.json", "the capture record")
     import torch
 
-    from ..toolchains.torch_runtime import TorchDeviceTimer
+    from ..toolchains.torch_device_timer import TorchDeviceTimer
 
     if not torch.cuda.is_available():
         raise FlowError("run: torch sees no GPU here; a captured kernel runs only on a GPU like the one it was "

@@ -39,7 +39,7 @@ STAGES: list[tuple[str, tuple[str, ...]]] = [
     ("toolchains", ("toolchains",)),
     ("run", ("run",)),
     ("report", ("report",)),
-    ("options", ("options",)),
+    ("options", ("option_declarations", "options")),
     ("variant", ("variant",)),
     ("context", ("context",)),  # RunContext, what stages and observers see of the session; require_built
     ("check", ("check",)),

@@ -13,7 +13,8 @@ import pytest
 
 from pytest_dcuopt.case.buffers import GUARD_ELEMENTS, Domain, decode, poison_value
 from pytest_dcuopt.case.cabi import parse_solve_signature
-from pytest_dcuopt.toolchains.binding import BindSpec, CAbiBinding, guard_elements
+from pytest_dcuopt.toolchains.binding import BindSpec
+from pytest_dcuopt.toolchains.cabi_binding import CAbiBinding, guard_elements
 from pytest_dcuopt.toolchains.host_runtime import HostRuntime
 
 _C_TYPES = {"float64": "double", "float32": "float", "int16": "int16_t", "uint8": "uint8_t", "int64": "int64_t"}

@@ -18,7 +18,8 @@ from pytest_dcuopt.timing.bracket import calibrate_hiding
 from pytest_dcuopt.timing.device import measure_device
 from pytest_dcuopt.timing.device_timer import Activity
 from pytest_dcuopt.timing.policy import METHOD_ENV, TOO_FEW, TimingPolicy, choose_method
-from pytest_dcuopt.timing.sync import DETECT_MIN_DELAY_S, MarkedCall, detect_sync, marked_seconds, split_at_markers
+from pytest_dcuopt.timing.sync import DETECT_MIN_DELAY_S, detect_sync, split_at_markers
+from pytest_dcuopt.timing.sync_hooks import MarkedCall, marked_seconds
 from tests.unit.test_device_timing import US, SimEvent, SimGpu
 
 POLICY = TimingPolicy(warmup_s=0.005, min_samples=10, max_time_s=0.05, min_time_s=0.01, target_rel_spread=0.01)

@@ -89,7 +89,7 @@ def main() -> None:
     import torch
 
     from pytest_dcuopt.timing.bracket import calibrate_hiding, delay_for, host_launch_seconds
-    from pytest_dcuopt.toolchains.torch_runtime import TorchDeviceTimer
+    from pytest_dcuopt.toolchains.torch_device_timer import TorchDeviceTimer
 
     device_timer = TorchDeviceTimer(torch, torch.device("cuda"))
     found = kernels(args.cache)

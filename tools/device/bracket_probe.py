@@ -97,7 +97,7 @@ def cmd_calibrate(args: argparse.Namespace) -> None:
 
     from pytest_dcuopt.timing.bracket import calibrate_hiding, host_launch_seconds
     from pytest_dcuopt.timing.offset import CALIBRATION_BATCH, bracketed_samples, calibrate_bracket
-    from pytest_dcuopt.toolchains.torch_runtime import TorchDeviceTimer
+    from pytest_dcuopt.toolchains.torch_device_timer import TorchDeviceTimer
 
     reps = []
     for _ in range(args.reps):

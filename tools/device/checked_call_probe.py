@@ -39,7 +39,8 @@ def binding_steps(pinned: bool, elements: int, repeats: int) -> dict[str, Any]:
     import torch
 
     from pytest_dcuopt.case.cabi import parse_solve_signature
-    from pytest_dcuopt.toolchains.binding import BindSpec, CAbiBinding
+    from pytest_dcuopt.toolchains.binding import BindSpec
+    from pytest_dcuopt.toolchains.cabi_binding import CAbiBinding
     from pytest_dcuopt.toolchains.torch_runtime import TorchDeviceRuntime
 
     runtime = TorchDeviceRuntime(0)

@@ -234,7 +234,7 @@ def cmd_extras(args: argparse.Namespace) -> None:
     import torch
 
     from pytest_dcuopt.timing.device import measure_device
-    from pytest_dcuopt.toolchains.torch_runtime import TorchDeviceTimer
+    from pytest_dcuopt.toolchains.torch_device_timer import TorchDeviceTimer
 
     result: dict[str, Any] = {"sweep": {}, "flush_modes": {}}
     runtime = None
@@ -273,7 +273,7 @@ def near_limit(state_path: Path, cache: Path, runtime: Any) -> dict[str, Any]:
     import torch
 
     from pytest_dcuopt.timing.device import measure_device
-    from pytest_dcuopt.toolchains.torch_runtime import TorchDeviceTimer
+    from pytest_dcuopt.toolchains.torch_device_timer import TorchDeviceTimer
 
     branches = [(record["timing"]["median_ms"], branch, record) for case, branch, record in suite_branches(state_path)
                 if case == "vector_add"]

@@ -40,7 +40,7 @@ def main() -> None:
     from pytest_dcuopt.toolchains.binding import BindSpec
     from pytest_dcuopt.toolchains.cache import BuildCache
     from pytest_dcuopt.toolchains.cuda import CudaToolchain
-    from pytest_dcuopt.toolchains.torch_runtime import TorchDeviceTimer
+    from pytest_dcuopt.toolchains.torch_device_timer import TorchDeviceTimer
 
     dims = json.loads((args.case / "dims.json").read_text())
     reference = load_reference(args.case / "ref.py", dims)

@@ -30,7 +30,7 @@ def main() -> None:
     from pytest_dcuopt.toolchains.binding import BindSpec
     from pytest_dcuopt.toolchains.cache import BuildCache
     from pytest_dcuopt.toolchains.cuda import CudaToolchain
-    from pytest_dcuopt.toolchains.torch_runtime import TorchDeviceTimer
+    from pytest_dcuopt.toolchains.torch_device_timer import TorchDeviceTimer
 
     toolchain = CudaToolchain()
     runtime = toolchain.runtime()

@@ -63,7 +63,7 @@ def profile_model() -> list[dict[str, Any]]:
     """The compiled model's kernels ranked by device time (torch.profiler, as `report --fallback` ranks them)."""
     import torch
 
-    from pytest_dcuopt.toolchains.torch_runtime import TorchDeviceTimer
+    from pytest_dcuopt.toolchains.torch_device_timer import TorchDeviceTimer
     from pytest_dcuopt.triton_flow.fallback import kernel_shares
 
     spec = build()

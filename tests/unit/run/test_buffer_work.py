@@ -17,7 +17,7 @@ from pytest_dcuopt.case import buffers
 from pytest_dcuopt.case.buffers import Domain, decode, encode, storage_dtype
 from pytest_dcuopt.case.cabi import parse_solve_signature
 from pytest_dcuopt.run.devices import LOCK_DIR_ENV
-from pytest_dcuopt.run.worker import KEPT_BINDINGS, WorkerState
+from pytest_dcuopt.run.kernel_calls import KEPT_BINDINGS, WorkerState
 from pytest_dcuopt.toolchains import make_toolchain
 from pytest_dcuopt.toolchains.binding import BindSpec
 from pytest_dcuopt.toolchains.cache import BuildCache

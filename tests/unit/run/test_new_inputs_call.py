@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from pytest_dcuopt.case.buffers import Domain
-from pytest_dcuopt.run.worker import new_inputs_call
+from pytest_dcuopt.run.kernel_calls import new_inputs_call
 from pytest_dcuopt.toolchains.binding import BindSpec, redrawn_inputs
 from tests.unit.test_run_guards import bind, buffer_now, element_view
 

@@ -9,7 +9,6 @@ from pytest_dcuopt.case.buffers import Domain
 from pytest_dcuopt.case.cabi import parse_solve_signature
 from pytest_dcuopt.toolchains.binding import (
     BindSpec,
-    CAbiBinding,
     draw_inputs,
     draw_layout,
     redrawn_inputs,
@@ -17,6 +16,7 @@ from pytest_dcuopt.toolchains.binding import (
     rolled,
     rolled_into,
 )
+from pytest_dcuopt.toolchains.cabi_binding import CAbiBinding
 from pytest_dcuopt.toolchains.host_runtime import HostRuntime
 from pytest_dcuopt.toolchains.torch_runtime import DeviceBuffer, roll_bytes
 from tests.unit.test_run_guards import bind, buffer_now

@@ -12,8 +12,9 @@ from collections.abc import Callable
 import numpy as np
 
 from pytest_dcuopt.case.cabi import parse_solve_signature
-from pytest_dcuopt.run.worker import _checked_call, new_inputs_call
-from pytest_dcuopt.toolchains.binding import BindSpec, CAbiBinding
+from pytest_dcuopt.run.kernel_calls import _checked_call, new_inputs_call
+from pytest_dcuopt.toolchains.binding import BindSpec
+from pytest_dcuopt.toolchains.cabi_binding import CAbiBinding
 from pytest_dcuopt.toolchains.host_runtime import HostRuntime
 
 COUNT = 4096
@@ -121,7 +122,7 @@ def test_after_the_new_inputs_call_the_first_inputs_are_written_back() -> None:
 
 def test_junk_fills_every_element_with_finite_values_that_change_with_the_seed() -> None:
     from pytest_dcuopt.case.buffers import decode
-    from pytest_dcuopt.toolchains.binding import JUNK_BLOCK, junk_into
+    from pytest_dcuopt.toolchains.cabi_binding import JUNK_BLOCK, junk_into
 
     count = 2 * JUNK_BLOCK + 11  # two whole blocks and a partial one
     for dtype, storage in (("float32", np.float32), ("bfloat16", np.uint16), ("int32", np.int32)):

@@ -22,7 +22,8 @@ from pytest_dcuopt.check.verify import ReferenceCache, checked_call
 from pytest_dcuopt.report.records import BranchRecord
 from pytest_dcuopt.run.devices import LOCK_DIR_ENV
 from pytest_dcuopt.toolchains import exchange, make_toolchain
-from pytest_dcuopt.toolchains.binding import BindSpec, CAbiBinding, draw_inputs, draw_key
+from pytest_dcuopt.toolchains.binding import BindSpec, draw_inputs, draw_key
+from pytest_dcuopt.toolchains.cabi_binding import CAbiBinding
 from pytest_dcuopt.toolchains.cache import BuildCache
 from pytest_dcuopt.toolchains.host_runtime import HostRuntime
 from pytest_dcuopt.variant import BuildSettings, Variant, resolve

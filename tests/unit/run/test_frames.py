@@ -1,4 +1,4 @@
-"""Frames on the worker's pipes (run/worker.py): pickle protocol 5, arrays out of band, the channel's safety checks."""
+"""Frames on the worker's pipes (run/frames.py): pickle protocol 5, arrays out of band, the channel's safety checks."""
 from __future__ import annotations
 
 import io
@@ -11,8 +11,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from pytest_dcuopt.run import worker
-from pytest_dcuopt.run.worker import MAX_FRAME_BUFFERS, MAX_FRAME_BYTES, FrameError, read_frame, write_frame
+from pytest_dcuopt.run import frames
+from pytest_dcuopt.run.frames import MAX_FRAME_BUFFERS, MAX_FRAME_BYTES, FrameError, read_frame, write_frame
 
 # Builds the same message in this process and in a writer subprocess.
 MESSAGE_CODE = """
@@ -111,7 +111,7 @@ def test_nested_message_round_trips_through_a_pipe_between_threads() -> None:
 
 
 def test_nested_message_round_trips_through_a_pipe_between_processes() -> None:
-    code = MESSAGE_CODE + ("import sys\nfrom pytest_dcuopt.run.worker import write_frame\n"
+    code = MESSAGE_CODE + ("import sys\nfrom pytest_dcuopt.run.frames import write_frame\n"
                            "write_frame(sys.stdout.buffer, message())\nwrite_frame(sys.stdout.buffer, 'second')\n")
     proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE)
     assert proc.stdout is not None
@@ -143,19 +143,19 @@ def test_arrays_read_from_a_frame_are_writable_and_independent() -> None:
 def test_contiguous_arrays_travel_out_of_band_and_others_in_the_pickle() -> None:
     big = np.arange(1 << 18, dtype=np.float32)
     frame = frame_bytes({"c": big, "f": np.asfortranarray(np.ones((8, 9))), "strided": big[::4], "empty": big[:0]})
-    _, pickled, count = worker._HEADER.unpack_from(frame)
-    sizes = [size for (size,) in worker._LENGTH.iter_unpack(frame[worker._HEADER.size:][:count * 8])]
+    _, pickled, count = frames._HEADER.unpack_from(frame)
+    sizes = [size for (size,) in frames._LENGTH.iter_unpack(frame[frames._HEADER.size:][:count * 8])]
     assert big.nbytes in sizes and 8 * 9 * 8 in sizes  # C and Fortran order: raw, out of band
     assert pickled > big.nbytes // 4  # the strided view is copied into the pickle
-    assert len(frame) == worker._HEADER.size + 8 * count + pickled + sum(sizes)
+    assert len(frame) == frames._HEADER.size + 8 * count + pickled + sum(sizes)
 
 
 def test_end_of_stream_and_truncated_frames_read_as_none() -> None:
     frame = frame_bytes({"a": np.arange(5000, dtype=np.float64), "b": [np.ones(3, np.int8), "x"]})
     assert read_frame(io.BytesIO(b"")) is None
-    _, pickled, count = worker._HEADER.unpack_from(frame)
-    header_end = worker._HEADER.size + 8 * count
-    cuts = {1, 8, worker._HEADER.size - 1, worker._HEADER.size + 3, header_end, header_end + pickled // 2,
+    _, pickled, count = frames._HEADER.unpack_from(frame)
+    header_end = frames._HEADER.size + 8 * count
+    cuts = {1, 8, frames._HEADER.size - 1, frames._HEADER.size + 3, header_end, header_end + pickled // 2,
             header_end + pickled, header_end + pickled + 100, len(frame) - 5, len(frame) - 1}
     for cut in sorted(cuts):
         assert read_frame(io.BytesIO(frame[:cut])) is None, cut
@@ -192,7 +192,7 @@ def test_junk_after_a_good_frame_is_a_frame_error_at_the_next_read() -> None:
 
 def test_oversize_headers_are_frame_errors() -> None:
     magic = frame_bytes(None)[:8]
-    header, length = worker._HEADER, worker._LENGTH
+    header, length = frames._HEADER, frames._LENGTH
     too_long_pickle = header.pack(magic, MAX_FRAME_BYTES + 1, 0)
     too_many_buffers = header.pack(magic, 10, MAX_FRAME_BUFFERS + 1)
     too_large_in_total = header.pack(magic, 10, 2) + length.pack(MAX_FRAME_BYTES // 2) * 2
@@ -203,13 +203,13 @@ def test_oversize_headers_are_frame_errors() -> None:
 
 def test_a_payload_that_does_not_unpickle_is_a_frame_error() -> None:
     garbage = b"\x80\x05not a pickle at all"
-    frame = worker._HEADER.pack(frame_bytes(None)[:8], len(garbage), 0) + garbage
+    frame = frames._HEADER.pack(frame_bytes(None)[:8], len(garbage), 0) + garbage
     with pytest.raises(FrameError, match="does not unpickle"):
         read_frame(io.BytesIO(frame))
     # A pickle that asks for more out-of-band buffers than the frame carries.
     payload = frame_bytes(np.arange(10))
-    _, pickled, _ = worker._HEADER.unpack_from(payload)
-    start = worker._HEADER.size + 8
-    missing = worker._HEADER.pack(payload[:8], pickled, 0) + payload[start:start + pickled]
+    _, pickled, _ = frames._HEADER.unpack_from(payload)
+    start = frames._HEADER.size + 8
+    missing = frames._HEADER.pack(payload[:8], pickled, 0) + payload[start:start + pickled]
     with pytest.raises(FrameError, match="does not unpickle"):
         read_frame(io.BytesIO(missing))

@@ -1,11 +1,11 @@
-"""The calls of a timing request (run/worker.py `TimedCalls`): every call prepared alike, the named ones snapshotted
-outside the timed window."""
+"""The calls of a timing request (run/kernel_calls.py `TimedCalls`): every call prepared alike, the named ones
+snapshotted outside the timed window."""
 from __future__ import annotations
 
 import numpy as np
 
+from pytest_dcuopt.run.kernel_calls import TimedCalls
 from pytest_dcuopt.run.protocol import CheckPlan
-from pytest_dcuopt.run.worker import TimedCalls
 from pytest_dcuopt.timing.host import measure_host
 from pytest_dcuopt.timing.policy import TimingPolicy
 from pytest_dcuopt.toolchains.binding import roll_offsets, rolled
@@ -46,7 +46,7 @@ def test_in_strict_mode_every_call_comes_back() -> None:
 
 
 def test_a_poisoned_start_gives_the_first_call_the_poison_and_a_junk_start_gives_it_junk() -> None:
-    from pytest_dcuopt.run.worker import _checked_call
+    from pytest_dcuopt.run.kernel_calls import _checked_call
 
     found: list[float] = []
 

@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import signal
 
-from pytest_dcuopt.run.isolation import crash_hint, log_excerpt
-from pytest_dcuopt.run.worker import CHANNEL_BROKEN_STATUS, END_NOTE
+from pytest_dcuopt.run.crash_diagnosis import crash_hint, log_excerpt
+from pytest_dcuopt.run.supervisor import END_NOTE
+from pytest_dcuopt.run.worker import CHANNEL_BROKEN_STATUS
 
 DUMP = ["Fatal Python error: Aborted", "", "Current thread 0x1 (most recent call first):"] + \
        [f'  File "x.py", line {n} in f' for n in range(40)]
