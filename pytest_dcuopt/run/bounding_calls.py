@@ -16,13 +16,14 @@ from ..timing.bounds import (
     QUIET_LIMIT_S,
     REPEAT_SUSPECT,
     REPEAT_TARGET_S,
-    SNAPSHOT_TARGET_S,
     SNAPSHOT_TRIES,
     batch_calls,
     batch_problem,
+    clock_kind,
     host_wall_s,
     repeat_problem,
     running_after_problem,
+    snapshot_calls,
     snapshot_problem,
 )
 from ..timing.policy import Samples
@@ -79,13 +80,13 @@ class BoundingCalls:
             return None
         cheapest, problem = float("inf"), None
         for _ in range(SNAPSHOT_TRIES):
-            calls = batch_calls(max(per_call, min(samples.seconds)), SNAPSHOT_TARGET_S)
+            calls = snapshot_calls(max(per_call, min(samples.seconds)), self._working_set(spec))
             snapped = self._timed_batch(spec, calls, timeout_s, op="snap")
             if snapped is None:
                 return self._still_running(calls)
             cheapest = min(cheapest, snapped)
             problem = snapshot_problem(min(samples.seconds), max(0.0, cheapest - per_call), self._working_set(spec),
-                                       "python" if self.toolchain == "python" else "c")
+                                       snapshot_kind(self.toolchain, samples.timer))
             if problem is None:
                 break
         bounds["snapshot_s"] = significant_s(max(0.0, cheapest - per_call))
@@ -96,6 +97,10 @@ class BoundingCalls:
         """Seconds per call of `calls` back-to-back calls (`rotate`: a seed, every call's inputs rotated first; `op`
         "snap": each followed by its snapshot), from this process's request until the worker's threads sleep again
         (less a ping's round trip); None when they did not sleep within QUIET_LIMIT_S."""
+        # One untimed call first: binding the spec (buffers allocated, inputs drawn and uploaded: hundreds of ms at
+        # GPU sizes) is not a call's cost.
+        self.exchange({"op": "batch", "spec": spec, "calls": 1}, timeout_s, "the bounding batch's first call")
+        self._quiet_after()
         round_trip = min(self._round_trip(timeout_s) for _ in range(3))
         asked = time.perf_counter()
         message = {"op": op, "spec": spec, "calls": calls, **({"rotate": rotate} if op == "batch" else {})}
@@ -176,6 +181,13 @@ class BoundingCalls:
                 first_quiet = None
             time.sleep(poll_s)
         return time.perf_counter(), False
+
+
+def snapshot_kind(toolchain: str, timer: str) -> str:
+    """Whose snapshot cost the snapshot bound allows for (timing/bounds.py SNAPSHOT_SLACK_S)."""
+    if toolchain == "python":
+        return "python"
+    return "device" if clock_kind(timer) == "device" else "c"
 
 
 def plan_seed_of(spec: Any) -> int:

@@ -29,9 +29,11 @@ leaves out):
   snapshot function replaced from C++ or Python) hides its work there; refused when a snapshot costs more than
   FACTOR x the fastest sample + twice the working set at MIN_BANDWIDTH + SLACK (10 ms for the python toolchain, whose
   snapshot of an honest branch cost 1.3 ms a call, as much as a replaced one that computed the series: there the
-  checked timed calls, snapshotted after the next call's inputs are in, are what catches it). Many calls in one
-  request, so that one descheduled thread does not count (a single call and snapshot of an honest two-thread kernel
-  once took 2.9 ms more than a single call).
+  checked timed calls, snapshotted after the next call's inputs are in, are what catches it; 5 ms on a GPU, where a
+  snapshot synchronizes and copies every buffer back). Many calls in one request, so that one descheduled thread
+  does not count (a single call and snapshot of an honest two-thread kernel once took 2.9 ms more than a single
+  call), but at most `SNAPSHOT_MAX_BYTES` read back (`snapshot_calls`). Every batch starts with one untimed call: the
+  first request with a spec binds it (buffers allocated and filled), which is no call's cost.
 - `LEFTOVER_WATCH_S`, `LEFTOVER_CPU_S`: processes a kernel started and left running after its calls returned are
   ended before every timing, after being watched for WATCH_S while no call runs; when they used more CPU time than
   this meanwhile, they were working outside the timed window (or loading the machine for the branches timed beside
@@ -64,9 +66,13 @@ LEFTOVER_WATCH_S = 0.05
 LEFTOVER_CPU_S = 0.02  # /proc counts in clock ticks (10 ms): one spinning process uses 50 ms in the watch
 SNAPSHOT_FACTOR = 4.0
 SNAPSHOT_MIN_BANDWIDTH = 1e9  # bytes per second the snapshot reads (every buffer and its guard) at the least
-SNAPSHOT_SLACK_S = {"c": 1e-3, "python": 10e-3}  # a python binding's snapshot (torch to numpy) costs milliseconds
+# A python binding's snapshot (torch to numpy) costs milliseconds; so does a GPU's (a synchronize, then each buffer
+# and its guard copied back through the runtime: 1.8 ms a call for an honest Triton softmax's five buffers on an H200).
+SNAPSHOT_SLACK_S = {"c": 1e-3, "python": 10e-3, "device": 5e-3}
 SNAPSHOT_TRIES = 3  # a batch of snapshots over the bound is made again, up to this many in all; the cheapest counts
 SNAPSHOT_TARGET_S = 0.02  # how long the batch of calls with their snapshots should take at the fastest sample
+SNAPSHOT_MAX_BYTES = 1 << 30  # ... and at most this many bytes read back in all (at least SNAPSHOT_MIN_CALLS calls)
+SNAPSHOT_MIN_CALLS = 3
 REPEAT_FACTOR = 10.0
 REPEAT_SUSPECT = 2.0  # a first batch this much faster than the median is repeated (its first call may do the work)
 REPEAT_MIN_S = 200e-6
@@ -162,6 +168,16 @@ def leftover_problem(processes: int, cpu_s: float) -> str | None:
             "returns")
 
 
+def snapshot_calls(fastest_s: float, working_set_bytes: int) -> int:
+    """How many calls with their snapshots the snapshot bound times: SNAPSHOT_TARGET_S at the fastest sample, but no
+    more than SNAPSHOT_MAX_BYTES read back (a GPU kernel on 128 MB buffers would read back gigabytes: its few calls
+    are long enough that one descheduled thread does not count)."""
+    calls = batch_calls(fastest_s, SNAPSHOT_TARGET_S)
+    if working_set_bytes > 0:
+        calls = min(calls, max(SNAPSHOT_MIN_CALLS, SNAPSHOT_MAX_BYTES // working_set_bytes))
+    return calls
+
+
 def snapshot_bound_s(fastest_s: float, working_set_bytes: int, binding: str = "c") -> float:
     return (SNAPSHOT_FACTOR * fastest_s + 2 * working_set_bytes / SNAPSHOT_MIN_BANDWIDTH
             + SNAPSHOT_SLACK_S.get(binding, SNAPSHOT_SLACK_S["c"]))
@@ -170,7 +186,8 @@ def snapshot_bound_s(fastest_s: float, working_set_bytes: int, binding: str = "c
 def snapshot_problem(fastest_s: float, snapshot_s: float, working_set_bytes: int, binding: str = "c") -> str | None:
     """Why a snapshot that cost `snapshot_s` (a call with its snapshot, less a call, both timed by the pytest process)
     refutes samples whose fastest took `fastest_s`: the outputs were computed while they were read; or None.
-    `binding`: "python" for the python toolchain's (its snapshot's own cost is milliseconds), else "c"."""
+    `binding`: "python" for the python toolchain's, "device" for a GPU's (their snapshot's own cost is milliseconds),
+    else "c"."""
     slack = SNAPSHOT_SLACK_S.get(binding, SNAPSHOT_SLACK_S["c"])
     bound = snapshot_bound_s(fastest_s, working_set_bytes, binding)
     if snapshot_s <= bound:

@@ -139,3 +139,48 @@ def test_a_python_snapshot_has_milliseconds_of_its_own() -> None:
 
     assert snapshot_problem(69.6e-6, 1.9e-3, 8 << 10, "python") is None  # torch tensors converted, busy machine
     assert snapshot_problem(69.6e-6, 1.9e-3, 8 << 10) is not None
+
+
+def test_a_gpu_snapshot_has_milliseconds_of_its_own() -> None:
+    from pytest_dcuopt.timing.bounds import snapshot_problem
+
+    # an honest Triton row softmax on an H200: a 2.6 us call, its five small buffers read back in 1.78 ms a call
+    assert snapshot_problem(2.6e-6, 1.78e-3, 64 << 10, "device") is None
+    assert snapshot_problem(2.6e-6, 1.78e-3, 64 << 10, "c") is not None
+    assert snapshot_problem(2.6e-6, 8e-3, 64 << 10, "device") is not None  # a snapshot that computes a 6 ms series
+
+
+def test_the_snapshot_batch_reads_back_at_most_a_gigabyte() -> None:
+    from pytest_dcuopt.timing.bounds import SNAPSHOT_MIN_CALLS, batch_calls, snapshot_calls
+
+    assert snapshot_calls(80e-6, 256 << 20) == 4  # an H200 row sum's 256 MB: 4 calls, not 250
+    assert snapshot_calls(1e-3, 2 << 30) == SNAPSHOT_MIN_CALLS
+    assert snapshot_calls(2e-6, 8 << 10) == batch_calls(2e-6, 0.02)  # small buffers: as many calls as before
+
+
+def test_the_snapshot_allowance_follows_the_clock() -> None:
+    from pytest_dcuopt.run.bounding_calls import snapshot_kind
+
+    assert snapshot_kind("python", "host perf_counter_ns") == "python"
+    assert snapshot_kind("cuda", "cuda events") == "device"
+    assert snapshot_kind("triton", "cuda events (sync hooks)") == "device"
+    assert snapshot_kind("cpu", "host perf_counter_ns") == "c"
+
+
+def test_the_bounding_batch_does_not_time_binding_the_spec() -> None:
+    """The first request with a spec binds it (GPU buffers allocated, inputs uploaded: hundreds of ms), which is no
+    call's cost: a batch timed with it refused an honest H200 row sum (429 us a call against a 60.8 us mean)."""
+    import time
+
+    from pytest_dcuopt.run.bounding_calls import BoundingCalls
+
+    bound: set[str] = set()
+
+    def exchange(message: dict[str, object], timeout_s: float, what: str) -> dict[str, object]:
+        if message.get("op") != "ping" and str(message.get("spec")) not in bound:
+            bound.add(str(message.get("spec")))
+            time.sleep(0.3)  # binding
+        return {}
+
+    calls = BoundingCalls((), "cuda", exchange, lambda: [])
+    assert calls._timed_batch("spec at the timing size", 100, 10.0) < 1e-3
