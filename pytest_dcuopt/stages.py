@@ -23,9 +23,10 @@ from .bench.run import (
     size_point,
     timing_at,
 )
+from .check.before_timing import check_before_timing, verify_default, verify_point
+from .check.checked_calls import checked_call
 from .check.compare import reproduce_command
-from .check.default_dims import verify_default
-from .check.verify import CheckSettings, check_before_timing, checked_call, run_correctness
+from .check.correctness import CheckSettings, run_correctness
 from .context import require_built
 from .errors import CaseError, DcuOptError, TimedCallsWrong
 from .gate import REPORT_NAME as GATE_REPORT
@@ -90,7 +91,8 @@ def benchmark_test(session: DcuOptSession, variant: Variant, benchmark: Any, clo
                                       "timing")
             pytest.fail(with_regression(session, variant, "correctness", wrong), pytrace=False)
     options = session.options
-    samples = run_benchmark(variant, benchmark, clock, options.policy, options.timeout_s, nodeid, point)
+    verify_point(variant, point.dims, point.size, nodeid)
+    samples = run_benchmark(variant, benchmark, clock, options.policy, options.timeout_s, point)
     timing = timing_at(variant, point)
     if pre_check_s is not None and timing is not None:  # outside harness_overhead_s: a correctness test's work
         timing["pre_timing_check_s"] = round(pre_check_s, 4)

@@ -27,7 +27,8 @@ from .case.buffers import is_float, resolve_shapes
 from .case.cabi import Param, parse_solve_signature
 from .case.model import Branch, KernelCase
 from .case.parameter_binding import bind_parameters
-from .case.reference import Reference, load_reference
+from .case.ref_loader import load_reference
+from .case.reference import Reference
 from .errors import CaseError, CompileError, DcuOptError, SignatureError
 from .report.records import BranchRecord
 from .run.isolation import IsolatedKernel, WorkerSpec

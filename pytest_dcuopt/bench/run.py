@@ -3,7 +3,7 @@ then an interleaved A/B against the baseline so drift between the two measuremen
 
 Every measurement is checked as well: the worker returns the outputs of the calls just before the
 first and just after the last timed call (with junk, not NaN, in the outputs beforehand, see
-run/worker.py) and `check_timed_calls` compares them with the reference. A branch whose timed calls
+run/worker.py) and `check.checked_calls.check_timing_reply` compares them with the reference. A branch whose timed calls
 are wrong is marked incorrect with the reason and never becomes champion.
 
 Exclusive timing (run/devices.py): every timed request runs under its worker's device lock (the physical GPU, or
@@ -24,7 +24,6 @@ branch (the reference cache keys on the dims and the inputs, which seed 0 makes 
 """
 from __future__ import annotations
 
-import json
 import os
 import time
 from collections.abc import Iterator
@@ -32,31 +31,18 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-import numpy as np
 import pytest
 
+from ..call_inputs import handed, spec_inputs
 from ..case.sizes import BenchSize
-from ..check.default_dims import verify_default
-from ..check.verify import (
-    Found,
-    check_default_once,
-    checked_call,
-    handed,
-    layout_inputs,
-    mark_incorrect,
-    output_mismatches,
-    reference_seconds,
-    reject_work_left_running,
-    spec_inputs,
-    with_inputs,
-    with_notes,
-)
-from ..errors import CaseError, DcuOptError, TamperedFiles, TimedCallsWrong, TimingRefused
+from ..check.before_timing import check_default_once
+from ..check.checked_calls import check_timing_reply
+from ..errors import CaseError, TamperedFiles, TimedCallsWrong, TimingRefused
 from ..run.devices import LOCK_WAIT_S, LockHold, TimingLock, device_lock
 from ..run.protocol import CheckPlan
 from ..timing.policy import Samples, TimingPolicy, significant, summarize
-from ..toolchains.binding import BindSpec, Snapshot, draw_key, redrawn_inputs, roll_offsets, rolled
-from ..toolchains.exchange import checked_call_numbers, draw_seed, held_inputs, plan_seed
+from ..toolchains.binding import BindSpec
+from ..toolchains.exchange import checked_call_numbers, draw_seed, plan_seed
 from ..variant import Variant
 from .clock import SampleClock
 
@@ -154,7 +140,7 @@ def measure(variant: Variant, policy: TimingPolicy, timeout_s: float, spec: Bind
     spec = spec or bind_spec(variant)
     plan = plan or plan_for(policy, spec, "timing")
     budget = timeout_s + policy.max_time_s + 10 * policy.warmup_s
-    sent = handed(variant, spec, spec_inputs(variant, spec))
+    sent = handed(variant, spec, spec_inputs(variant, spec))  # the inputs this process drew, its checks' too
 
     def time_request() -> tuple[dict[str, Any], float]:
         asked = time.perf_counter()
@@ -168,11 +154,9 @@ def measure(variant: Variant, policy: TimingPolicy, timeout_s: float, spec: Bind
         reply["device_lock"] = hold.to_json()  # after the release: with how long it was held
     else:
         reply, round_trip_s = time_request()
-    comparing, computed = time.perf_counter(), reference_seconds()
-    reply["timed_calls_checked"] = check_timed_calls(variant, spec, plan, reply)
-    reject_work_left_running(variant, reply["samples"].extra)  # device timing: work left on another stream
-    reply["phases_s"] = request_phases(reply, round_trip_s, time.perf_counter() - comparing,
-                                       reference_seconds() - computed)
+    checked = check_timing_reply(variant, spec, plan, reply)
+    reply["timed_calls_checked"] = checked.checked
+    reply["phases_s"] = request_phases(reply, round_trip_s, checked.seconds, checked.reference_s)
     return reply
 
 
@@ -209,106 +193,12 @@ def held_locks(*variants: Variant) -> Iterator[LockHold]:
         yield holds[variants[0].worker.lock.name]
 
 
-def check_timed_calls(variant: Variant, spec: BindSpec, plan: CheckPlan, reply: dict[str, Any]) -> int:
-    """Compare the outputs of the checked calls of a timing request with the reference; mark and raise if wrong.
-
-    This process computes each call's inputs itself (from `spec` and `plan`), and requires every call the plan asked
-    for: a worker that leaves one out is wrong as surely as one whose outputs are. Returns how many were compared.
-    """
-    assert variant.reference is not None
-    checks: list[dict[str, Any]] = list(reply.get("checks") or [])
-    for check in checks:
-        wrong = _describe_wrong(variant, spec, plan, check)
-        if wrong:
-            _timed_calls_wrong(variant, spec, str(check.get("call")), str(check.get("setup", "")), wrong)
-    missing = _missing_calls(variant, plan, reply, [tuple(check.get("inputs") or ()) for check in checks])
-    if missing:
-        _timed_calls_wrong(variant, spec, missing[0], "", [
-            f"  the worker's reply left out the checked call{'s' if len(missing) > 1 else ''} {', '.join(missing)}: "
-            "the calls a timing request names are all compared, so a reply without one is not believed"])
-    return len(checks)
-
-
-def _timed_calls_wrong(variant: Variant, spec: BindSpec, call: str, setup: str, wrong: list[str]) -> None:
-    message = (f"{variant.label}: wrong outputs on {call}, although its correctness calls "
-               f"passed (dims={json.dumps(dict(spec.dims))}). {setup} "
-               f"Compute the full result from the inputs on every call.{_size_note(variant, spec)}\n"
-               + "\n".join(wrong))
-    variant.record.error = {"kind": "timed calls wrong", "message": message, "call": call, "dims": dict(spec.dims)}
-    variant.record.correct = False
-    variant.failed_correctness = True
-    raise TimedCallsWrong(message)
-
-
-def _missing_calls(variant: Variant, plan: CheckPlan, reply: dict[str, Any], found: list[tuple[Any, ...]]) -> list[str]:
-    """The checked calls the plan asked for that the reply does not hold. The announced ones when asked for; unannounced
-    timed calls where the toolchain prepares its timed calls (`Toolchain.checks_timed_calls`) and the call was
-    reached (`timed_calls`; the first one always is)."""
-    wanted: list[tuple[Any, ...]] = [("start",), ("set", 0)] if plan.announced else []
-    if variant.params and plan.announced:
-        wanted.append(("new",))
-    if getattr(variant.toolchain, "checks_timed_calls", False):
-        made = int(reply.get("timed_calls") or 0)
-        numbers = range(made) if plan.every_call else [n for n in plan.checked if n < max(made, plan.checked[0] + 1)]
-        wanted += [("timed", number) for number in numbers]
-    return [" ".join(str(part) for part in want) for want in wanted if want not in found]
-
-
-def _check_inputs(variant: Variant, spec: BindSpec, plan: CheckPlan, which: tuple[Any, ...],
-                  start: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """The inputs of one checked call of a timing request, computed here from `spec`, `plan` and the starting
-    inputs `start`."""
-    kind = which[0] if which else None
-    if kind == "start" or (kind == "set" and int(which[1]) == 0):
-        return start
-    if kind == "set" and variant.params:
-        other = replace(spec, seed=spec.seed + int(which[1]), provided={})
-        return spec_inputs(variant, other)
-    if kind == "new" and variant.params:
-        key = ("new inputs", draw_key(variant.params, spec), plan.new_inputs_seed)  # two cases can share dims
-        return held_inputs().get(key, lambda: redrawn_inputs(variant.params, spec, plan.new_inputs_seed))
-    if kind == "timed":
-        offsets = roll_offsets({name: array.size for name, array in start.items()}, plan.seed, int(which[1]))
-        return {name: rolled(array, offsets[name]) for name, array in start.items()}
-    raise TimedCallsWrong(f"{variant.label}: the worker's reply names a checked call on inputs {which!r}, which no "
-                          "timing request asks for: the reply is not believed")
-
-
-def _size_note(variant: Variant, spec: BindSpec) -> str:
-    """For a benchmark size's dims (not the default dims the correctness test checks): the other likely cause."""
-    if dict(spec.dims) == dict(variant.case.dims):
-        return ""
-    return (" These are a benchmark size's dims, which the correctness test does not check: a kernel wrong only at "
-            "this size (an index or a grid that overflows, a size-dependent code path) fails here as well; replay "
-            f"them with its correctness test and --dcuopt-dims='{json.dumps(dict(spec.dims))}'.")
-
-
-def _describe_wrong(variant: Variant, spec: BindSpec, plan: CheckPlan, check: dict[str, Any]) -> list[str]:
-    """The kernel's problems and output mismatches of one checked call ([] when it matches the reference on the
-    inputs this process computed for it), with the same tolerances as the correctness stage (declared at these dims,
-    reduction bounds included)."""
-    snapshot: Snapshot = check["snapshot"]
-    which = tuple(check.get("inputs") or ())
-    if variant.params:
-        snapshot = with_inputs(variant, snapshot, spec, _check_inputs(variant, spec, plan, which,
-                                                                      spec_inputs(variant, spec)))
-    elif snapshot.layout:  # a binding that lays out its own buffers: its inputs drawn here from the layout
-        snapshot = with_inputs(variant, snapshot, spec, {})
-        start = layout_inputs(variant, snapshot.layout, spec)
-        snapshot.inputs.update(_check_inputs(variant, spec, plan, which, start))
-    lines = [f"  kernel {problem}" for problem in snapshot.problems]
-    lines += [m.describe() for m in output_mismatches(variant, snapshot, spec.dims, dict(spec.shapes))]
-    return lines
-
-
 def run_benchmark(variant: Variant, benchmark: Any, clock: SampleClock, policy: TimingPolicy, timeout_s: float,
-                  nodeid: str, point: BenchPoint | None = None) -> Samples:
-    """Verify the default dims once (if the correctness test did not), time at the point (default: the default
-    dims), and record the figures: in the branch's record, or in its entry for the point's benchmark size."""
-    verify_default(variant, nodeid)
+                  point: BenchPoint | None = None) -> Samples:
+    """Time a verified branch at the point (default: the default dims; `check.before_timing.verify_point` ran
+    first), and record the figures: in the branch's record, or in its entry for the point's benchmark size."""
     assert variant.reference is not None
     point = point or default_point(variant)
-    check_input_sets_at(variant, point, nodeid)
     dims = point.dims
     started = time.perf_counter()
     result = _measure_or_fail(variant, policy, timeout_s, bind_spec(variant, point))
@@ -343,23 +233,6 @@ def run_benchmark(variant: Variant, benchmark: Any, clock: SampleClock, policy: 
     phases["record"] = max(0.0, overhead - sum(phases.values()))  # the samples replayed, figures, this record
     timing["harness_phases_s"] = {name: round(seconds, 4) for name, seconds in phases.items()}
     return samples
-
-
-def check_input_sets_at(variant: Variant, point: BenchPoint, nodeid: str) -> None:
-    """At a benchmark size, each ref.py `input_sets` entry once (seed 0) before timing: the correctness test checks them
-    at the default dims only, and a kernel that works less at the size it is timed at, within the tolerance of the
-    timed distribution only, is wrong there. A wrong one marks the branch incorrect and fails the test."""
-    assert variant.reference is not None
-    if point.size is None:
-        return
-    for name in variant.reference.input_sets:
-        try:
-            checked_call(variant, point.dims, 0, nodeid, input_set=name)
-        except (AssertionError, DcuOptError) as exc:
-            found = Found(f"{with_notes(exc)}{_size_note(variant, bind_spec(variant, point))}",
-                          variant.last_failure)
-            mark_incorrect(variant, found, nodeid, "before timing")
-            pytest.fail(found.message, pytrace=False)
 
 
 def _measure_or_fail(variant: Variant, policy: TimingPolicy, timeout_s: float,

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from ..errors import CaseError
-from .reference import import_ref_module
+from .ref_loader import import_ref_module
 
 
 def read_case_marks(ref_path: Path, branches: Iterable[str]) -> tuple[list[pytest.Mark], dict[str, list[pytest.Mark]]]:

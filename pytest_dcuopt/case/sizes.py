@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import CaseError
-from .reference import import_ref_module
+from .ref_loader import import_ref_module
 
 DECLARATION = "bench_sizes"
 BY_TOOLCHAIN = "bench_sizes_by_toolchain"

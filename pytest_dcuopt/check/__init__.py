@@ -1,5 +1,8 @@
-"""The correctness stage.
+"""The correctness stage, and the checks the other stages ask of it.
 
-Stable: `verify` (the correctness flow) and `compare` (tolerances, `compare`, `reproduce_command`)."""
+Stable: `correctness` (the correctness flow, `run_correctness`), `checked_calls` (one checked call,
+`checked_call`; a timing
+reply's checked calls, `check_timing_reply`), `before_timing` (`verify_default`, `verify_point`: what a benchmark
+checks before it times) and `compare` (tolerances, `compare`, `reproduce_command`)."""
 
-__all__ = ["verify", "compare"]  # the stable submodules; the others may change
+__all__ = ["correctness", "checked_calls", "before_timing", "compare"]  # the stable submodules; the others may change

@@ -252,7 +252,7 @@ def load_binding(case_dir: Path, branch: str, toolchain_name: str, dims: Mapping
     from ..case.buffers import resolve_shapes
     from ..case.cabi import parse_solve_signature
     from ..case.model import load_case
-    from ..case.reference import load_reference
+    from ..case.ref_loader import load_reference
     from ..toolchains import make_toolchain
     from ..toolchains.binding import BindSpec
     from ..toolchains.cache import BuildCache

@@ -4,7 +4,7 @@
 
 For every method the branch is built once more with that method's compile-time switch (a toolchain made with
 the extra flag; the build cache keys on flags, so nothing stale is reused), the ablated build is checked against
-the reference at every boundary dims example (`check.verify.checked_call`: tails, tops of ranges), and then the
+the reference at every boundary dims example (`check.checked_calls.checked_call`: tails, tops of ranges), and then the
 full branch and every ablated build are timed in alternating short rounds in their own workers
 (`bench.run.measure`), so drift cancels. Per method and round: the ratio of the ablated build's median to the
 full branch's median in that round. The rounds are the replicates (samples inside one round share the
@@ -35,9 +35,9 @@ import pytest
 
 from ..bench.run import measure
 from ..case.model import Branch
-from ..check.compare import boundary_dims
-from ..check.default_dims import verify_default
-from ..check.verify import checked_call
+from ..check.before_timing import verify_default
+from ..check.checked_calls import checked_call
+from ..check.example_dims import boundary_dims
 from ..context import require_built
 from ..errors import DcuOptError, ToolchainUnavailable
 from ..markers import ABLATION_KEYWORDS, ABLATION_MARKER

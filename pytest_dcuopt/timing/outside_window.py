@@ -11,7 +11,7 @@ event) inside one profiler session, which records the device activity of every s
 roctracer trace at the driver, whatever thread launched). Each sample's window is its delay kernel's end (where the
 start event stands) plus its bracket's event time; the harness's own activities (the flush, the delay kernel) are
 known by name and place. A call activity outside every window is work outside the timed window: the branch's
-samples time something else than its work (`check/verify.py` rejects it like work left running).
+samples time something else than its work (`check/checked_calls.py` rejects it like work left running).
 """
 from __future__ import annotations
 

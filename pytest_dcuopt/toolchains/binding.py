@@ -113,7 +113,7 @@ class Snapshot:
     outputs: dict[str, np.ndarray]
     dtypes: dict[str, str]
     problems: list[str]  # found by the worker: they can only fail a call, never make one pass
-    # Filled by the pytest process for the inputs it holds (check/verify.py `with_inputs`); a worker sends none.
+    # Filled by the pytest process for the inputs it holds (check/checked_calls.py `with_inputs`); a worker sends none.
     input_digests: dict[str, str] = field(default_factory=dict)
     # A binding that lays out its own buffers (the python toolchain): each drawn input's declared type and shape, for
     # the pytest process to draw the same values itself (`draw_layout`).

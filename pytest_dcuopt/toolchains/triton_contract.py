@@ -34,7 +34,7 @@ from ..case.buffers import resolve_shapes
 from ..case.cabi import Param
 from ..case.model import load_dims, load_toolchain_dims
 from ..case.parameter_binding import ParameterBinding, bind_launcher
-from ..case.reference import import_ref_module, load_reference
+from ..case.ref_loader import import_ref_module, load_reference
 from ..errors import CaseError, SignatureError
 
 LAUNCHER = "solve"

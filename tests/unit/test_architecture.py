@@ -40,7 +40,7 @@ STAGES: list[tuple[str, tuple[str, ...]]] = [
     ("run", ("run",)),
     ("report", ("report",)),
     ("options", ("option_declarations", "options")),
-    ("variant", ("variant",)),
+    ("variant", ("variant", "call_inputs")),  # call_inputs: the inputs the pytest process draws for a call
     ("context", ("context",)),  # RunContext, what stages and observers see of the session; require_built
     ("check", ("check",)),
     ("bench", ("bench",)),

@@ -13,12 +13,8 @@ from pytest_dcuopt.case.buffers import (
     seed_buffer_elements,
 )
 from pytest_dcuopt.case.cabi import parse_solve_signature
-from pytest_dcuopt.check.compare import (
-    compare,
-    dims_strategy,
-    special_values,
-    tolerances,
-)
+from pytest_dcuopt.check.compare import compare, tolerances
+from pytest_dcuopt.check.example_dims import dims_strategy, special_values
 from pytest_dcuopt.errors import CaseError
 
 

@@ -8,14 +8,10 @@ import sys
 import numpy as np
 import pytest
 
-from pytest_dcuopt.check.compare import (
-    MAX_BOUNDARY_EXAMPLES,
-    boundary_dims,
-    boundary_values,
-    compare,
-    reproduce_command,
-)
-from pytest_dcuopt.check.verify import describe_exception, is_flaky, read_before_write_hint
+from pytest_dcuopt.check.checked_calls import read_before_write_hint
+from pytest_dcuopt.check.compare import compare, reproduce_command
+from pytest_dcuopt.check.correctness import describe_exception, is_flaky
+from pytest_dcuopt.check.example_dims import MAX_BOUNDARY_EXAMPLES, boundary_dims, boundary_values
 
 
 # ----- boundary dims ----------------------------------------------------------------------------------------------

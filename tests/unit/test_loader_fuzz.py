@@ -23,7 +23,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_dcuopt.case import marks, model, reference
+from pytest_dcuopt.case import marks, model, ref_loader
 from pytest_dcuopt.case.cabi import parse_solve_signature
 from pytest_dcuopt.cli.layout import RunLayout, load_state
 from pytest_dcuopt.isa import signature_registry as signatures
@@ -220,18 +220,18 @@ def ref_file_holding(module: types.ModuleType, text: str = "# fuzzed declaration
         path = folder / "ref.py"
         path.write_text(text)
         key = (path.resolve(), path.stat().st_mtime_ns)
-        reference._REF_MODULES[key] = module
+        ref_loader._REF_MODULES[key] = module
         try:
             yield path
         finally:
-            reference._REF_MODULES.pop(key, None)
+            ref_loader._REF_MODULES.pop(key, None)
 
 
 @FUZZ
 @given(values=st.dictionaries(st.sampled_from(DECLARATIONS), DECLARED, max_size=5), dims=DIMS)
 def test_ref_py_declarations(values: dict[str, Any], dims: dict[str, Any]) -> None:
     with ref_file_holding(reference_module(values)) as path:
-        only_own_errors(lambda: reference.load_reference(path, dims))
+        only_own_errors(lambda: ref_loader.load_reference(path, dims))
 
 
 MARK_VALUES = nested(SCALARS | st.sampled_from([pytest.mark.slow, pytest.mark.isa(require=["x"]),

@@ -15,7 +15,7 @@ import pytest
 from pytest_dcuopt.case.buffers import resolve_shapes
 from pytest_dcuopt.case.cabi import parse_solve_signature
 from pytest_dcuopt.case.model import load_case
-from pytest_dcuopt.case.reference import load_reference
+from pytest_dcuopt.case.ref_loader import load_reference
 from pytest_dcuopt.profile.kernels import KernelFilter, select_rows
 from pytest_dcuopt.profile.metrics import metric_set
 from pytest_dcuopt.profile.profilers import ProfileJob, profiler_for

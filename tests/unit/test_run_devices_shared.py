@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from pytest_dcuopt.case.model import Branch, load_case
-from pytest_dcuopt.check.verify import checked_call
+from pytest_dcuopt.check.checked_calls import checked_call
 from pytest_dcuopt.report.records import BranchRecord
 from pytest_dcuopt.run.devices import HOST_LOCK, LOCK_DIR_ENV, SHARED_HOLDERS, TimingLock, device_lock, shared_use
 from pytest_dcuopt.toolchains import make_toolchain

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from pytest_dcuopt.case.model import load_case
-from pytest_dcuopt.case.reference import load_reference
+from pytest_dcuopt.case.ref_loader import load_reference
 from pytest_dcuopt.errors import CaseError
 from pytest_dcuopt.tool import run_tool
 from pytest_dcuopt.toolchains import make_toolchain, registered_names

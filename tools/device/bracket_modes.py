@@ -29,7 +29,7 @@ SAMPLES = 200
 def kernels(cache: Path) -> dict[str, Callable[[], Any]]:
     from pytest_dcuopt.case.buffers import resolve_shapes
     from pytest_dcuopt.case.cabi import parse_solve_signature
-    from pytest_dcuopt.case.reference import load_reference
+    from pytest_dcuopt.case.ref_loader import load_reference
     from pytest_dcuopt.toolchains.binding import BindSpec
     from pytest_dcuopt.toolchains.cache import BuildCache
     from pytest_dcuopt.toolchains.cuda import CudaToolchain

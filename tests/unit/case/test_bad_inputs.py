@@ -19,8 +19,8 @@ from pytest_dcuopt.case.buffers import check_fits_in_memory, resolve_shapes
 from pytest_dcuopt.case.cabi import Param, parse_solve_signature
 from pytest_dcuopt.case.model import load_case
 from pytest_dcuopt.case.parameter_binding import bind_parameters
-from pytest_dcuopt.case.reference import load_reference
-from pytest_dcuopt.check.verify import reference_outputs
+from pytest_dcuopt.case.ref_loader import load_reference
+from pytest_dcuopt.check.reference_outputs import reference_outputs
 from pytest_dcuopt.errors import CaseError
 from pytest_dcuopt.report.records import BranchRecord
 from pytest_dcuopt.toolchains import make_toolchain

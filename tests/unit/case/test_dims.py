@@ -10,8 +10,9 @@ from hypothesis import strategies as st
 
 from pytest_dcuopt.case.buffers import Domain, resolve_shapes
 from pytest_dcuopt.case.cabi import parse_solve_signature
-from pytest_dcuopt.case.reference import Reference, load_reference
-from pytest_dcuopt.check.compare import boundary_dims, dims_strategy, holds, range_at
+from pytest_dcuopt.case.ref_loader import load_reference
+from pytest_dcuopt.case.reference import Reference
+from pytest_dcuopt.check.example_dims import boundary_dims, dims_strategy, holds, range_at
 from pytest_dcuopt.errors import CaseError
 
 CONV_DIMS = {"input_size": 200, "kernel_size": 9}

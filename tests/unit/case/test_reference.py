@@ -5,7 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_dcuopt.case.reference import Reference, load_reference
+from pytest_dcuopt.case.ref_loader import load_reference
+from pytest_dcuopt.case.reference import Reference
 from pytest_dcuopt.errors import CaseError
 
 

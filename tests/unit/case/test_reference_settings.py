@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_dcuopt.case.reference import load_reference
+from pytest_dcuopt.case.ref_loader import load_reference
 from pytest_dcuopt.errors import CaseError
 
 DIMS = {"N": 1000, "alpha": 2.0}

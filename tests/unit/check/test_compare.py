@@ -7,7 +7,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_dcuopt.check.compare import boundary_dims, dims_strategy, scalar_values
+from pytest_dcuopt.check.example_dims import boundary_dims, dims_strategy, scalar_values
 
 DEFAULTS = {"N": 64, "alpha": 1.0, "beta": 1.0}
 RANGES = {"alpha": (0.25, 4.0), "beta": (0.25, 4.0)}

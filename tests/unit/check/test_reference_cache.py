@@ -1,5 +1,5 @@
 """The float64 reference is computed once per (case, dims, inputs) and shared by
-every branch and every call of the process (check/verify.py `ReferenceCache`), within a memory bound. Real
+every branch and every call of the process (check/reference_cache.py `ReferenceCache`), within a memory bound. Real
 kernels in real worker processes (the cpu toolchain); the reference is counted by wrapping ref.py's function."""
 from __future__ import annotations
 
@@ -11,8 +11,10 @@ import numpy as np
 import pytest
 
 from pytest_dcuopt.case.model import Branch, load_case
-from pytest_dcuopt.check import verify
-from pytest_dcuopt.check.verify import ReferenceCache, checked_call, reference_cache_bytes, reference_key
+from pytest_dcuopt.check import reference_cache
+from pytest_dcuopt.check.checked_calls import checked_call
+from pytest_dcuopt.check.reference_cache import ReferenceCache, reference_cache_bytes, reference_key
+from pytest_dcuopt.check.reference_outputs import case_key, reference_outputs
 from pytest_dcuopt.errors import CaseError
 from pytest_dcuopt.report.records import BranchRecord
 from pytest_dcuopt.toolchains import make_toolchain
@@ -32,7 +34,7 @@ def settings(tmp_path_factory: pytest.TempPathFactory) -> BuildSettings:
 def cache(monkeypatch: pytest.MonkeyPatch) -> ReferenceCache:
     """A fresh shared cache that keeps even the tiny references of these fixture cases (min_seconds 0)."""
     fresh = ReferenceCache(64 * 2**20, min_seconds=0.0)
-    monkeypatch.setattr(verify, "shared_reference_cache", lambda: fresh)
+    monkeypatch.setattr(reference_cache, "shared_reference_cache", lambda: fresh)
     return fresh
 
 
@@ -77,7 +79,7 @@ def test_every_branch_and_call_at_the_same_dims_and_seed_shares_one_reference(se
                 checked_call(variant, variant.case.dims, 0, "nodeid")
         # The first call computes the reference; the other five are bit-identical to a compared call of the case
         # (same dims, inputs and outputs, hashed here): not compared again, so not even looked up.
-        assert counter.calls == 1 and cache.hits == 0 and cache.compared.count(verify.case_key(found[0])) == 1
+        assert counter.calls == 1 and cache.hits == 0 and cache.compared.count(case_key(found[0])) == 1
         checked_call(found[0], found[0].case.dims, 1, "nodeid")  # another seed: other inputs, another reference
         checked_call(found[1], {"N": 996}, 0, "nodeid")  # other dims
         assert counter.calls == 3 and len(cache) == 3
@@ -117,7 +119,7 @@ def test_in_out_buffers_starting_values_are_part_of_the_key(settings: BuildSetti
                               for y in ([1, 2, 3, 4], [1, 2, 3, 4], [1, 2, 3, 5]))
         assert first == same and first != other
         assert reference_key(variant, snapshot([1, 2, 3, 4]), dims, shapes, True) != first  # |inputs| is another
-        expected = verify.reference_outputs(variant, snapshot([1, 2, 3, 5]), dims, shapes)["y"]
+        expected = reference_outputs(variant, snapshot([1, 2, 3, 5]), dims, shapes)["y"]
         assert expected.tolist() == [1, 4, 7, 11] and not expected.flags.writeable  # shared: nobody may change it
     finally:
         assert variant.worker is not None
@@ -173,7 +175,7 @@ def test_the_size_comes_from_the_environment() -> None:
 
 def test_with_the_cache_off_every_call_computes_the_reference(settings: BuildSettings,
                                                               monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(verify, "shared_reference_cache", lambda: ReferenceCache(0, min_seconds=0.0))
+    monkeypatch.setattr(reference_cache, "shared_reference_cache", lambda: ReferenceCache(0, min_seconds=0.0))
     found = list(variants("xdist_merge", settings))
     counter = counted(found)
     try:

@@ -13,9 +13,10 @@ from pathlib import Path
 import pytest
 
 from pytest_dcuopt.case.model import Branch, load_case
-from pytest_dcuopt.check import reference_device, verify
+from pytest_dcuopt.check import reference_cache, reference_device, reference_outputs
+from pytest_dcuopt.check.checked_calls import checked_call
+from pytest_dcuopt.check.reference_cache import ReferenceCache
 from pytest_dcuopt.check.reference_device import GPU_REFERENCE_MIN_BYTES, Placement, placement
-from pytest_dcuopt.check.verify import ReferenceCache, checked_call
 from pytest_dcuopt.report.records import BranchRecord
 from pytest_dcuopt.run.devices import LOCK_DIR_ENV, device_lock, held_by_this_process
 from pytest_dcuopt.toolchains import make_toolchain
@@ -28,7 +29,7 @@ from tests.conftest import CASES
 def variant(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Variant]:
     monkeypatch.setenv(LOCK_DIR_ENV, str(tmp_path / "locks"))
     fresh = ReferenceCache(64 * 2**20, min_seconds=0.0)
-    monkeypatch.setattr(verify, "shared_reference_cache", lambda: fresh)
+    monkeypatch.setattr(reference_cache, "shared_reference_cache", lambda: fresh)
     case = load_case(CASES / "xdist_merge")
     found = Variant(case.for_toolchain("cpu"), make_toolchain("cpu"), Branch("baseline", case.root / "kernel.cpp"),
                     BranchRecord(case.name, "cpu", "baseline", str(case.root / "kernel.cpp")))
@@ -110,8 +111,8 @@ def test_inputs_converted_on_a_device_equal_the_hosts_decoding(dtype: str, absol
     variant = SimpleNamespace(reference=SimpleNamespace(shapes={"x": "declared"}), params=[])
     names = ["x", "acc", "y", "n"]
     before = stored.copy()
-    on_host = verify._reference_kwargs(variant, snapshot, names, {"x": (10, 100)}, absolute)
-    on_device = verify._reference_kwargs(variant, snapshot, names, {"x": (10, 100)}, absolute, device="cpu")
+    on_host = reference_outputs._reference_kwargs(variant, snapshot, names, {"x": (10, 100)}, absolute)
+    on_device = reference_outputs._reference_kwargs(variant, snapshot, names, {"x": (10, 100)}, absolute, device="cpu")
     np.testing.assert_array_equal(stored, before)  # the snapshot's inputs are read, never written
     assert on_host["n"] == on_device["n"] == -3
     for name in ("x", "acc", "y"):

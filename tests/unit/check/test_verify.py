@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from pytest_dcuopt.check.verify import ReferenceOvertime, reference_deadline
+from pytest_dcuopt.check.reference_outputs import ReferenceOvertime, reference_deadline
 
 
 def test_a_sleeping_reference_is_interrupted_and_the_handler_restored() -> None:

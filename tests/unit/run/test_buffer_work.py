@@ -117,9 +117,9 @@ def kept_in(decoded: Any, array: np.ndarray) -> bool:
 
 @pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "int32", "uint8", "float64"])
 def test_the_references_inputs_decode_into_reused_memory_with_decodes_values(dtype: str) -> None:
-    """check/verify.py decodes a reference's read-only inputs into memory kept per input name: the values are
+    """check/reference_outputs.py decodes a reference's read-only inputs into memory kept per input name: the values are
     `decode`'s, and a later decode of the same or a smaller size writes into the first one's memory."""
-    from pytest_dcuopt.check.verify import _DecodedInputs
+    from pytest_dcuopt.check.reference_outputs import _DecodedInputs
 
     decoded = _DecodedInputs()
     rng = np.random.default_rng(3)
@@ -140,7 +140,7 @@ def test_the_references_inputs_decode_into_reused_memory_with_decodes_values(dty
 
 
 def test_the_decoded_inputs_stay_within_their_memory_bound() -> None:
-    from pytest_dcuopt.check.verify import _DecodedInputs
+    from pytest_dcuopt.check.reference_outputs import _DecodedInputs
 
     decoded = _DecodedInputs()
     decoded.max_bytes = 3 * 8000

@@ -14,7 +14,7 @@ from dataclasses import replace
 import pytest
 
 from pytest_dcuopt.case.model import Branch, load_case
-from pytest_dcuopt.check.verify import reject_work_left_running
+from pytest_dcuopt.check.checked_calls import reject_work_left_running
 from pytest_dcuopt.errors import TimedCallsWrong
 from pytest_dcuopt.report.records import BranchRecord
 from pytest_dcuopt.report.state import rank_branches

@@ -17,8 +17,9 @@ import pytest
 from pytest_dcuopt.case.buffers import Domain
 from pytest_dcuopt.case.cabi import parse_solve_signature
 from pytest_dcuopt.case.model import Branch, load_case
-from pytest_dcuopt.check import verify
-from pytest_dcuopt.check.verify import ReferenceCache, checked_call
+from pytest_dcuopt.check import reference_cache
+from pytest_dcuopt.check.checked_calls import checked_call
+from pytest_dcuopt.check.reference_cache import ReferenceCache
 from pytest_dcuopt.report.records import BranchRecord
 from pytest_dcuopt.run.devices import LOCK_DIR_ENV
 from pytest_dcuopt.toolchains import exchange, make_toolchain
@@ -75,7 +76,7 @@ def test_the_draw_key_names_everything_the_draw_depends_on() -> None:
 def two_branches(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Variant]]:
     monkeypatch.setenv(LOCK_DIR_ENV, str(tmp_path / "locks"))
     fresh = ReferenceCache(64 * 2**20, min_seconds=0.0)
-    monkeypatch.setattr(verify, "shared_reference_cache", lambda: fresh)
+    monkeypatch.setattr(reference_cache, "shared_reference_cache", lambda: fresh)
     monkeypatch.setattr(exchange, "_HELD", exchange.HeldInputs(64 << 20))
     case = load_case(CASES / "xdist_merge")
     found = []
