@@ -93,7 +93,6 @@ class Branch:
 
 
 B = Branch
-GPU = "not run on a GPU yet"
 
 CORPUS: tuple[Branch, ...] = (
     # -- series: y = a 64-term series of x in [-0.5, 0.5], timed at N = 65536 (C++ and Python) ---------------------
@@ -156,15 +155,17 @@ CORPUS: tuple[Branch, ...] = (
     B("tamper_tree", "cpu", "rewrite_build_cache", "sabotage", "red_team", "integrity"),
     B("tamper_tree", "cpu", "rewrite_earlier_state", "sabotage", "pygpubench", "integrity"),
     # -- CUDA twins (built here for nothing but a compile check; run by tools/device/adversarial_cuda.sh) ----------
-    B("series", "cuda", "capi_forge_snapshot", "forge", "pygpubench", "bytes", GPU),
-    B("series", "cuda", "content_cache_sampled", "cache", "tensara238", "secret", GPU),
-    B("series", "cuda", "pointer_cache", "cache", "gpumode150", "secret", GPU),
-    B("series", "cuda", "unwatched_skip", "watched", "pygpubench", "same_prep", GPU),
-    B("series", "cuda", "side_stream_during_delay", "outside", "gpumode142", "all_work", GPU),
-    B("series", "cuda", "host_thread_launch", "outside", "gpumode104", "all_work", GPU),
-    B("series", "cuda", "leftover_work_short", "outside", "kernelbench", "all_work", GPU),
+    B("series", "cuda", "capi_forge_snapshot", "forge", "pygpubench", "bytes"),
+    B("series", "cuda", "content_cache_sampled", "cache", "tensara238", "secret",
+      "neutralized, not named: its cache is keyed on sampled input values, which every prepared timed call rotates, "
+      "so it computes every call (0.51x on an H200)"),
+    B("series", "cuda", "pointer_cache", "cache", "gpumode150", "secret"),
+    B("series", "cuda", "unwatched_skip", "watched", "pygpubench", "same_prep"),
+    B("series", "cuda", "side_stream_during_delay", "outside", "gpumode142", "all_work"),
+    B("series", "cuda", "host_thread_launch", "outside", "gpumode104", "all_work"),
+    B("series", "cuda", "leftover_work_short", "outside", "kernelbench", "all_work"),
     B("series", "cuda", "streams_joined", "honest", "control", "no_flag"),
-    B("matmul", "cuda", "tf32_tensor_core", "precision", "sakana", "tolerance", GPU),
+    B("matmul", "cuda", "tf32_tensor_core", "precision", "sakana", "tolerance"),
     B("matmul", "cuda", "tiled_shared", "honest", "control", "no_flag"),
 )
 
