@@ -33,7 +33,7 @@ from .toolchains.base import expand_branches
 
 if TYPE_CHECKING:
     from .observe import Observer
-    from .session import DcuOptSession
+    from .session_view import SessionView
 
 
 # Benchmark size name -> the `<case>/<toolchain>` groups that declare it, over every case collected in this process:
@@ -256,11 +256,11 @@ def _add_toolchain_tests(module: types.ModuleType, case: KernelCase, toolchain: 
     own = {name: branch_marks.get(branch_of[source], []) for name, source in ids}
     group = f"{case.name}/{toolchain}"
 
-    def test_correctness(dcuopt_session: DcuOptSession, branch: str, request: pytest.FixtureRequest) -> None:
+    def test_correctness(dcuopt_session: SessionView, branch: str, request: pytest.FixtureRequest) -> None:
         variant = dcuopt_session.variant(root, toolchain, branch, sources[branch])
         correctness_test(dcuopt_session, variant, request.node.nodeid)
 
-    def test_benchmark(dcuopt_session: DcuOptSession, branch: str, benchmark: Any,
+    def test_benchmark(dcuopt_session: SessionView, branch: str, benchmark: Any,
                        request: pytest.FixtureRequest) -> None:
         variant = dcuopt_session.variant(root, toolchain, branch, sources[branch])
         clock = request.node.get_closest_marker("benchmark").kwargs["timer"]
@@ -289,7 +289,7 @@ def _sized_benchmark(case: KernelCase, toolchain: str, ids: list[tuple[str, Path
     root, sources = case.root, dict(ids)
     by_name = {size.name: size for size in sizes}
 
-    def test_benchmark(dcuopt_session: DcuOptSession, branch: str, size: str, benchmark: Any,
+    def test_benchmark(dcuopt_session: SessionView, branch: str, size: str, benchmark: Any,
                        request: pytest.FixtureRequest) -> None:
         variant = dcuopt_session.variant(root, toolchain, branch, sources[branch])
         clock = request.node.get_closest_marker("benchmark").kwargs["timer"]
@@ -315,7 +315,7 @@ def _add_observer_test(module: types.ModuleType, case: KernelCase, toolchain: st
         return
     name = observer.name
 
-    def test_observer(dcuopt_session: DcuOptSession, branch: str, request: pytest.FixtureRequest) -> None:
+    def test_observer(dcuopt_session: SessionView, branch: str, request: pytest.FixtureRequest) -> None:
         variant = dcuopt_session.variant(root, toolchain, branch, sources[branch])
         observer_test(dcuopt_session, name, variant, request.node)
 
@@ -333,7 +333,7 @@ def _decorate(function: Callable[..., Any], parametrize: Any, marks: list[Any]) 
 def _failing(name: str, message: str, records: list[BranchRecord]) -> Callable[..., None]:
     """A test that fails with `message` and puts `records` (the broken case's branches, with the error) into the
     run's state, so state.json names what could not be collected."""
-    def failing_test(dcuopt_session: DcuOptSession) -> None:
+    def failing_test(dcuopt_session: SessionView) -> None:
         for record in records:
             dcuopt_session.records.setdefault(record.key, record)
         pytest.fail(message, pytrace=False)
@@ -352,7 +352,7 @@ def _add_layout_test(module: types.ModuleType, config: pytest.Config, case: Kern
     records = {name: [_error_record(config, case.name, toolchain, name, case.root / "branches" / name, message)
                       for toolchain in (where or ["none"])] for name, (message, where) in problems.items()}
 
-    def test_case_layout(dcuopt_session: DcuOptSession, branch: str) -> None:
+    def test_case_layout(dcuopt_session: SessionView, branch: str) -> None:
         for record in records[branch]:
             dcuopt_session.records.setdefault(record.key, record)
         pytest.fail(messages[branch], pytrace=False)

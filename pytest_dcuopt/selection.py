@@ -16,7 +16,7 @@ from .option_declarations import DIMS_OPTION, SIZES_OPTION
 from .options import Options
 
 if TYPE_CHECKING:
-    from .session import DcuOptSession
+    from .session_view import SessionView
     from .variant import Variant
 
 
@@ -26,20 +26,20 @@ def branch_of(item: pytest.Item) -> tuple[Path, str, str] | None:
     return None if test is None else (item.path.parent, test.toolchain, test.branch)
 
 
-def built_by(session: DcuOptSession, items: Sequence[pytest.Item]) -> list[Variant]:
+def built_by(session: SessionView, items: Sequence[pytest.Item]) -> list[Variant]:
     """The variants the selected tests will build here, once each, in the tests' order."""
     found = (_variant_or_none(session, item) for item in items)
     return list({id(v): v for v in found if v is not None}.values())
 
 
-def _variant_or_none(session: DcuOptSession, item: pytest.Item) -> Variant | None:
+def _variant_or_none(session: SessionView, item: pytest.Item) -> Variant | None:
     try:
         return _variant_for(session, item)
     except (DcuOptError, OSError):  # a case that cannot load: its own tests report it, nothing is pre-built
         return None
 
 
-def _variant_for(session: DcuOptSession, item: pytest.Item) -> Variant | None:
+def _variant_for(session: SessionView, item: pytest.Item) -> Variant | None:
     """The variant a selected generated test builds, when its toolchain can do what that test needs here."""
     test = TestId.of_item(item)
     if test is None:
@@ -129,7 +129,7 @@ def partial_because(config: pytest.Config, deselected: int, stopped_early: str |
     return reasons
 
 
-def case_group(session: DcuOptSession, item: pytest.Item) -> tuple[str, str] | None:
+def case_group(session: SessionView, item: pytest.Item) -> tuple[str, str] | None:
     """(case name, toolchain) of a kernel case's generated test; None for any other test."""
     marker = item.get_closest_marker("dcuopt")
     if marker is None or "toolchain" not in marker.kwargs:

@@ -36,16 +36,16 @@ from .run.devices import xdist_worker_id
 if TYPE_CHECKING:
     from .bench.clock import SampleClock
     from .case.sizes import BenchSize
-    from .session import DcuOptSession
+    from .session_view import SessionView
     from .variant import Variant
 
 
-def prepare(session: DcuOptSession, variant: Variant) -> None:
+def prepare(session: SessionView, variant: Variant) -> None:
     """Skip when the toolchain cannot run here (saying so in the record); otherwise build and load the branch."""
     require_built(session, variant, runs_kernel=True, record_skip=True)
 
 
-def correctness_test(session: DcuOptSession, variant: Variant, nodeid: str) -> None:
+def correctness_test(session: SessionView, variant: Variant, nodeid: str) -> None:
     """`test_correctness_<toolchain>[<branch>]`."""
     prepare(session, variant)
     options = session.options
@@ -57,13 +57,13 @@ def correctness_test(session: DcuOptSession, variant: Variant, nodeid: str) -> N
         pytest.fail(with_regression(session, variant, "correctness", failure), pytrace=False)
 
 
-def case_check(session: DcuOptSession, variant: Variant, dims: dict[str, Any], seed: int, nodeid: str) -> None:
+def case_check(session: SessionView, variant: Variant, dims: dict[str, Any], seed: int, nodeid: str) -> None:
     """One checked call (the `dcuopt_case` fixture); raises AssertionError with the mismatch."""
     prepare(session, variant)
     checked_call(variant, dims, seed, nodeid, reproduce=reproduce_command(nodeid))
 
 
-def benchmark_test(session: DcuOptSession, variant: Variant, benchmark: Any, clock: SampleClock, nodeid: str,
+def benchmark_test(session: SessionView, variant: Variant, benchmark: Any, clock: SampleClock, nodeid: str,
                   size: BenchSize | None = None) -> None:
     """`test_benchmark_<toolchain>[<branch>]`, or `[<branch>-<size>]` for one of the case's benchmark sizes."""
     if size is not None:  # listed at its size whatever happens below (a skip, a failure before timing)
@@ -106,7 +106,7 @@ def benchmark_test(session: DcuOptSession, variant: Variant, benchmark: Any, clo
         gate_timing(session, variant, point)
 
 
-def baseline_for(session: DcuOptSession, variant: Variant, nodeid: str) -> Variant | None:
+def baseline_for(session: SessionView, variant: Variant, nodeid: str) -> Variant | None:
     """The case's baseline for the interleaved A/B: the one this process ran, or (an xdist worker, where the
     baseline's tests ran on another worker) one built here from the build cache and checked once at the
     default dims, so the pair is measured under the lock as in a serial run. Only for a baseline this run
@@ -147,7 +147,7 @@ def bench_point(variant: Variant, size: BenchSize | None) -> BenchPoint:
     pytest.fail(message, pytrace=False)
 
 
-def gate_timing(session: DcuOptSession, variant: Variant, point: BenchPoint | None = None) -> None:
+def gate_timing(session: SessionView, variant: Variant, point: BenchPoint | None = None) -> None:
     """--dcuopt-compare: the branch's timing verdict against the baseline (at a benchmark size: against the
     baseline run's figures at that size); SLOW fails the benchmark test."""
     gate = session.gate
@@ -161,7 +161,7 @@ def gate_timing(session: DcuOptSession, variant: Variant, point: BenchPoint | No
         pytest.fail(gate.slow_message(label, verdict), pytrace=False)
 
 
-def remeasure(session: DcuOptSession, variant: Variant, point: BenchPoint) -> list[float]:
+def remeasure(session: SessionView, variant: Variant, point: BenchPoint) -> list[float]:
     """The gate's retry of a SLOW verdict: the branch timed again at the point, in milliseconds."""
     try:
         spec = bind_spec(variant, point)
@@ -172,13 +172,13 @@ def remeasure(session: DcuOptSession, variant: Variant, point: BenchPoint) -> li
     pytest.fail(wrong, pytrace=False)
 
 
-def with_regression(session: DcuOptSession, variant: Variant, kind: str, failure: str) -> str:
+def with_regression(session: SessionView, variant: Variant, kind: str, failure: str) -> str:
     """The failure message, headed by the regression it is when the baseline (--dcuopt-compare) passed."""
     note = session.gate.regression_note(variant.record, kind) if session.gate is not None else None
     return f"{note}\n\n{failure}" if note else failure
 
 
-def observer_test(session: DcuOptSession, name: str, variant: Variant, item: pytest.Item) -> None:
+def observer_test(session: SessionView, name: str, variant: Variant, item: pytest.Item) -> None:
     """`test_<observer>_<toolchain>[<branch>]`: the observer's `observe`, with the session as its RunContext."""
     observer = session.observers[name]
     if getattr(observer, "measures", True):  # a profile or an ablation: nothing compiles beside it

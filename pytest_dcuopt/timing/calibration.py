@@ -28,8 +28,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from .device_timer import DeviceTimer
-from .offset import Offset
+from .device_timer import DeviceTimer, Offset
 
 
 @dataclass(frozen=True)

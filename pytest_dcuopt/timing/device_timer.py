@@ -1,4 +1,5 @@
-"""What device timing needs from a runtime: the `DeviceTimer` protocol, and how big its L2 flush is.
+"""What device timing needs from a runtime: the `DeviceTimer` protocol, how big its L2 flush is, and the `Offset`
+(the event bracket's cost) its caches keep.
 
 A device timer queues work on the stream the kernel uses: timing events, a delay kernel, an L2 flush and
 (optionally) the runtime's smallest kernel and a profiler hook. `toolchains.torch_device_timer.TorchDeviceTimer`
@@ -8,15 +9,34 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple, Protocol
 
-if TYPE_CHECKING:
-    from .offset import Offset
+from .policy import significant
 
 FLUSH_ENV = "DCUOPT_L2_FLUSH"  # read (default) | write | none
 FLUSH_MODES = ("read", "write", "none")
 FLUSH_FACTOR = 2.0  # flush buffer = this x L2
 FALLBACK_L2_BYTES = 128 * 1024 * 1024  # when the L2 size cannot be read: flush 256 MiB (Triton's size)
+
+
+@dataclass
+class Offset:
+    """The event bracket's own cost, subtracted from every sample when `applied`."""
+
+    applied: bool
+    seconds: float = 0.0
+    reason: str = ""
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        if not self.applied:
+            return {"applied": False, "reason": self.reason, **self.details}
+        return {"applied": True, "offset_us": significant(self.seconds * 1e6), **self.details}
+
+    def reused(self) -> Offset:
+        """This offset, marked as taken from a cache."""
+        return Offset(self.applied, self.seconds, self.reason, {**self.details, "reused": True})
 
 
 class Activity(NamedTuple):

@@ -19,11 +19,10 @@ import os
 import statistics
 import weakref
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from .bracket import Hiding, Marks, delay_for, host_launch_seconds, queue_cold_sample, settle
-from .device_timer import DeviceTimer, Event
+from .device_timer import DeviceTimer, Event, Offset
 from .policy import TimingPolicy, significant
 
 OFFSET_ENV = "DCUOPT_EVENT_OFFSET"  # calibrated (default) | profiler | none
@@ -43,25 +42,6 @@ CALIBRATED_WHAT = ("the bracket's fixed cost, measured once per device: the cold
                    "runtime's smallest kernel; per_kernel = (T(batch) - T(2)) / (batch - 2) is what one more "
                    "kernel costs, and offset = T(1) - per_kernel is subtracted from every cold sample (offset/batch "
                    "from hot samples)")
-
-
-@dataclass
-class Offset:
-    """The event bracket's own cost, subtracted from every sample when `applied`."""
-
-    applied: bool
-    seconds: float = 0.0
-    reason: str = ""
-    details: dict[str, Any] = field(default_factory=dict)
-
-    def to_json(self) -> dict[str, Any]:
-        if not self.applied:
-            return {"applied": False, "reason": self.reason, **self.details}
-        return {"applied": True, "offset_us": significant(self.seconds * 1e6), **self.details}
-
-    def reused(self) -> Offset:
-        """This offset, marked as taken from a cache."""
-        return Offset(self.applied, self.seconds, self.reason, {**self.details, "reused": True})
 
 
 def choose_offset_mode(chosen: str = "") -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from ..files import write_atomic
 from ..isa import amdgcn, elf
@@ -25,10 +25,20 @@ _PADDING_RE = re.compile(r"^\s*s_(?:nop 0|code_end)\b")
 
 if TYPE_CHECKING:
     from .base import Artifact
-    from .hip import HipToolchain
 
 
-def dump_hip_artifact(toolchain: HipToolchain, artifact: Artifact) -> IsaDump:
+class HipCompiler(Protocol):
+    """What the ISA dump needs of the hip toolchain (hip.HipToolchain): its family per arch, its compiler's identity,
+    and the command line of a build that keeps its device assembly."""
+
+    def isa_family_for(self, arch: str | None) -> str: ...
+
+    def identity(self) -> str: ...
+
+    def save_temps_command(self, source: Path, arch: str, output: Path) -> list[str]: ...
+
+
+def dump_hip_artifact(toolchain: HipCompiler, artifact: Artifact) -> IsaDump:
     dump = IsaDump(toolchain.isa_family_for(artifact.arch), artifact.arch, tool="")
     code_objects = _code_objects(artifact, dump)
     metadata = {}
@@ -89,7 +99,7 @@ def _with_llvm_objdump(tool: str | None, artifact: Artifact, code_objects: dict[
     dump.tool = "; ".join(commands)
 
 
-def _with_save_temps(toolchain: HipToolchain, artifact: Artifact, dump: IsaDump) -> None:
+def _with_save_temps(toolchain: HipCompiler, artifact: Artifact, dump: IsaDump) -> None:
     """The fallback: the device assembly that the same compiler and flags produce (`-save-temps`)."""
     assert artifact.arch is not None
     reason = dump.errors[-1] if dump.errors else "the disassembler produced no instructions"

@@ -47,7 +47,8 @@ STAGES: list[tuple[str, tuple[str, ...]]] = [
     ("gate", ("gate",)),  # judges what check and bench produced against a baseline; imports report and options
     ("observe", ("observe",)),
     ("triton_flow", ("triton_flow",)),  # the `dcuopt triton` investigation steps; uses isa, timing, toolchains
-    ("top", ("session", "collect", "stages", "selection", "results", "case_handle", "plugin", "hookspec", "cli")),
+    ("top", ("session_view", "session", "collect", "stages", "selection", "results", "case_handle", "plugin",
+             "hookspec", "cli")),
 ]
 
 

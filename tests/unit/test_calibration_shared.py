@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from pytest_dcuopt.timing.calibration import XDIST_RUN_ENV, CalibrationStore, DeviceCalibration, shared_dir_for_run
-from pytest_dcuopt.timing.offset import Offset
+from pytest_dcuopt.timing.device_timer import Offset
 
 
 def calibration(offset_us: float, by: str) -> DeviceCalibration:
