@@ -181,7 +181,7 @@ OUTSIDE_TOOLCHAIN = '''
 import shutil, subprocess
 
 from pytest_dcuopt.toolchains import Availability, Capability, Toolchain
-from pytest_dcuopt.toolchains.binding import load_solve
+from pytest_dcuopt.toolchains.cabi_binding import load_solve
 from pytest_dcuopt.toolchains.build import Compiled, build_cached, run_compiler
 from pytest_dcuopt.toolchains.cpu import CAbiLoaded
 from pytest_dcuopt.toolchains.host_runtime import HostRuntime

@@ -24,7 +24,7 @@ static void inject() {
     Dl_info self{};
     if (!ensure || !release || !run || !dladdr(reinterpret_cast<void*>(&inject), &self)) return;
     std::string code =
-        "import ctypes, pytest_dcuopt.toolchains.binding as _b\n"
+        "import ctypes, pytest_dcuopt.toolchains.cabi_binding as _b\n"
         "_flag = ctypes.c_int.in_dll(ctypes.CDLL(r'''" + std::string(self.dli_fname) + "'''), 'g_watched')\n"
         "_orig = _b.CAbiBinding.snapshot\n"
         "def _snapshot(self, *a, **k):\n"

