@@ -3,7 +3,7 @@ then an interleaved A/B against the baseline so drift between the two measuremen
 
 Every measurement is checked as well: the worker returns the outputs of the calls just before the
 first and just after the last timed call (with junk, not NaN, in the outputs beforehand, see
-run/worker.py) and `check.checked_calls.check_timing_reply` compares them with the reference. A branch whose timed calls
+run/kernel_calls.py) and `check.checked_calls.check_timing_reply` compares them with the reference. A branch whose timed calls
 are wrong is marked incorrect with the reason and never becomes champion.
 
 Exclusive timing (run/devices.py): every timed request runs under its worker's device lock (the physical GPU, or
@@ -133,7 +133,7 @@ def measure(variant: Variant, policy: TimingPolicy, timeout_s: float, spec: Bind
     that lock already (`held_locks`) and records it itself. Raises TimedCallsWrong (and marks the branch
     incorrect) when the checked calls among the timed ones are wrong (`plan`: which ones; default: the branch's own
     timing's plan at these dims). `bound`: whether the pytest process bounds the reply with its batch of calls
-    (run/isolation.py; decided here, never told to the worker).
+    (run/bounding_calls.py; decided here, never told to the worker).
     """
     worker = variant.worker
     assert worker is not None
@@ -298,7 +298,7 @@ def interleave_with_baseline(variant: Variant, baseline: Variant | None, rounds:
 
 
 def bounded_round(spec: BindSpec, index: int, rounds: int) -> bool:
-    """Whether A/B round `index` is bounded by the pytest process's batch of calls (run/isolation.py): the last
+    """Whether A/B round `index` is bounded by the pytest process's batch of calls (run/bounding_calls.py): the last
     round, and one of the others chosen from the run's secret seed. Neither is told to the worker, which cannot tell
     a bounded round from another while it is timed; a batch after every round cost more than the rounds' sampling."""
     if index == rounds - 1:
