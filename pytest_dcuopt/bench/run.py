@@ -3,8 +3,8 @@ then an interleaved A/B against the baseline so drift between the two measuremen
 
 Every measurement is checked as well: the worker returns the outputs of the calls just before the
 first and just after the last timed call (with junk, not NaN, in the outputs beforehand, see
-run/kernel_calls.py) and `check.checked_calls.check_timing_reply` compares them with the reference. A branch whose timed calls
-are wrong is marked incorrect with the reason and never becomes champion.
+run/kernel_calls.py) and `check.checked_calls.check_timing_reply` compares them with the reference. A branch whose
+timed calls are wrong is marked incorrect with the reason and never becomes champion.
 
 Exclusive timing (run/devices.py): every timed request runs under its worker's device lock (the physical GPU, or
 the host for CPU kernels unless --dcuopt-no-host-lock), shared by xdist workers and other pytest sessions on the

@@ -187,7 +187,8 @@ STALE_RESULT = ("wrong on a call with new inputs in the same buffers (the same d
 
 def new_inputs_failure(variant: Variant, dims: Mapping[str, Any], nodeid: str) -> Found | None:
     """One more call at `dims` with another seed, after right calls there: the worker writes the new inputs into the
-    buffers those calls used (run/kernel_calls.py binds once per dims), so a result kept per buffer and size is wrong."""
+    buffers those calls used (run/kernel_calls.py binds once per dims), so a result kept per buffer and size is
+    wrong."""
     try:
         checked_call(variant, dims, NEW_INPUTS_SEED, nodeid)
     except (AssertionError, DcuOptError) as exc:
