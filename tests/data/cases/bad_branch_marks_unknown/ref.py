@@ -1,4 +1,4 @@
-"""Fixture (bad input, issue 11): branch_marks names a branch the case does not have."""
+"""Fixture (bad input): branch_marks names a branch the case does not have."""
 
 import pytest
 

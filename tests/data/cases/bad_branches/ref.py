@@ -1,4 +1,4 @@
-"""Fixture (bad input, issue 11): a correct baseline and branch folders that are not all branches.
+"""Fixture (bad input): a correct baseline and branch folders that are not all branches.
 
 branches/no_solve: a kernel without `solve`; branches/unparsable: `solve(const float** x, ...)`;
 branches/no_kernel: a folder with only a README; branches/two: kernel.cpp and kernel.cc (which is the branch?);

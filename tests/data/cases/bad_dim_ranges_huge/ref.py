@@ -1,4 +1,4 @@
-"""Fixture (bad input, issue 11): dim_ranges reaches N = 10**15.
+"""Fixture (bad input): dim_ranges reaches N = 10**15.
 
 That is past `int N` (the baseline) and past any memory (branches/wide takes `long long N`).
 """

@@ -1,4 +1,4 @@
-"""Fixture (bad input, issue 11): dims.json is a folder (holding this README), not a file."""
+"""Fixture (bad input): dims.json is a folder (holding this README), not a file."""
 
 shapes = {"x": ("N",), "y": ("N",)}
 

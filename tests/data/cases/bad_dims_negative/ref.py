@@ -1,4 +1,4 @@
-"""Fixture (bad input, issue 11): dims.json gives a negative size."""
+"""Fixture (bad input): dims.json gives a negative size."""
 
 shapes = {"x": ("N",), "y": ("N",)}
 

@@ -1,4 +1,4 @@
-"""Fixture (bad input, issue 11): dims.json holds a byte that is not UTF-8."""
+"""Fixture (bad input): dims.json holds a byte that is not UTF-8."""
 
 shapes = {"x": ("N",), "y": ("N",)}
 

@@ -1,4 +1,4 @@
-"""Fixture (bad input, issue 11): dims.json is not JSON."""
+"""Fixture (bad input): dims.json is not JSON."""
 
 shapes = {"x": ("N",), "y": ("N",)}
 

@@ -1,4 +1,4 @@
-"""Fixture (bad input, issue 11): dims.cpu.json is not JSON (an unquoted key)."""
+"""Fixture (bad input): dims.cpu.json is not JSON (an unquoted key)."""
 
 shapes = {"x": ("N",), "y": ("N",)}
 

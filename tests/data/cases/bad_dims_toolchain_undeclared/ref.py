@@ -1,4 +1,4 @@
-"""Fixture (bad input, issue 11): dims.cpu.json sets M, which dims.json does not declare."""
+"""Fixture (bad input): dims.cpu.json sets M, which dims.json does not declare."""
 
 shapes = {"x": ("N",), "y": ("N",)}
 

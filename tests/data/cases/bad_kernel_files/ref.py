@@ -1,4 +1,4 @@
-"""Fixture (bad input, issue 11): a branch that does not compile, and one whose only source is Rust."""
+"""Fixture (bad input): a branch that does not compile, and one whose only source is Rust."""
 
 shapes = {"x": ("N",), "y": ("N",)}
 

@@ -1,4 +1,4 @@
-"""Fixture (bad input, issue 11): pytestmark holds a string, not a pytest mark."""
+"""Fixture (bad input): pytestmark holds a string, not a pytest mark."""
 
 shapes = {"x": ("N",), "y": ("N",)}
 

@@ -1,4 +1,4 @@
-"""Fixture (bad input, issue 11): reference's parameters are positional-only; the harness passes keywords."""
+"""Fixture (bad input): reference's parameters are positional-only; the harness passes keywords."""
 
 shapes = {"x": ("N",), "y": ("N",)}
 

@@ -1,4 +1,4 @@
-"""Fixture (bad input, issue 11): reference() takes two parameters, solve() three."""
+"""Fixture (bad input): reference() takes two parameters, solve() three."""
 
 
 def reference(x, y):

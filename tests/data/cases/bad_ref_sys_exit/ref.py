@@ -1,4 +1,4 @@
-"""Fixture (bad input, issue 11): ref.py calls sys.exit() when imported."""
+"""Fixture (bad input): ref.py calls sys.exit() when imported."""
 import sys
 
 shapes = {"x": ("N",), "y": ("N",)}

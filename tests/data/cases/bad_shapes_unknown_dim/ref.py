@@ -1,4 +1,4 @@
-"""Fixture (bad input, issue 11): `shapes` names a dim that dims.json does not have."""
+"""Fixture (bad input): `shapes` names a dim that dims.json does not have."""
 
 shapes = {"x": ("M",), "y": ("N",)}
 

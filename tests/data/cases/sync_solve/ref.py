@@ -1,4 +1,4 @@
-"""Fixture (CUDA): y = 2*x + 1, solved the ways code written elsewhere solves it (issue 10). All branches are
+"""Fixture (CUDA): y = 2*x + 1, solved the ways code written elsewhere solves it. All branches are
 correct; they differ in what `solve` does besides launching a kernel:
 
 * baseline: launches one kernel and returns (asynchronous: timed with launch hiding, method "async");
@@ -10,8 +10,8 @@ correct; they differ in what `solve` does besides launching a kernel:
 * three_kernels: three kernels (y = 2x, y += 0.5, y += 0.5), then cudaDeviceSynchronize() ("sync");
 * three_kernels_async: the same three kernels, no wait ("async").
 
-dims.json puts the kernel well past 20 us on an H200 (2 x 128 MiB moved per kernel, about 80 us), where issue 10
-asks for agreement with ncu within 3%; tools/device/sync_check.sh runs it there."""
+dims.json puts the kernel well past 20 us on an H200 (2 x 128 MiB moved per kernel, about 80 us), where the harness
+should agree with ncu within 3%; tools/device/sync_check.sh runs it there."""
 
 shapes = {"x": ("N",), "y": ("N",)}
 
