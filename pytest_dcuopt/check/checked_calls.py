@@ -213,7 +213,7 @@ def layout_inputs(variant: Variant, layout: Mapping[str, tuple[str, tuple[int, .
 
 def reject_work_outside_window(variant: Variant, extra: Mapping[str, Any]) -> None:
     """A device timing whose calls ran device work outside their samples' windows (`timing.outside_window`): the
-    samples time something else than the work. Marked and raised like work left running."""
+    samples time something else than the work. Marked and raised like work left running (`_not_ranked`)."""
     found = extra.get("outside_window") or {}
     if found.get("verdict") != WORK_OUTSIDE_WINDOW:
         return
@@ -225,16 +225,12 @@ def reject_work_outside_window(variant: Variant, extra: Mapping[str, Any]) -> No
                "work is launched from another thread or left behind after solve() returns. The samples do not time "
                "the work: the branch is not ranked. Launch on the stream solve() is called on (the default stream), "
                "or make your streams wait for it (cudaStreamWaitEvent) and join them before solve() returns.")
-    variant.record.error = {"kind": WORK_OUTSIDE_WINDOW, "message": message, "outside_window": dict(found)}
-    variant.record.correct = False
-    variant.failed_correctness = True
-    raise TimedCallsWrong(message)
+    _not_ranked(variant, WORK_OUTSIDE_WINDOW, message, {"outside_window": dict(found)})
 
 
 def reject_work_left_running(variant: Variant, extra: Mapping[str, Any]) -> None:
     """A device timing whose calls left work running after their end event (`timing.bracket`): its samples time the
     launch, not the work. The branch is marked (never ranked, never champion) and TimedCallsWrong is raised."""
-    reject_work_outside_window(variant, extra)
     found = extra.get("after_end_event") or {}
     if found.get("verdict") != WORK_LEFT_RUNNING:
         return
@@ -244,7 +240,12 @@ def reject_work_left_running(variant: Variant, extra: Mapping[str, Any]) -> None
                "made with cudaStreamNonBlocking) and returns, so the samples time the launch, not the work: the "
                "branch is not ranked. Launch on the default stream, or wait for your stream "
                "(cudaStreamSynchronize) before solve() returns.")
-    variant.record.error = {"kind": WORK_LEFT_RUNNING, "message": message, "after_end_event": dict(found)}
+    _not_ranked(variant, WORK_LEFT_RUNNING, message, {"after_end_event": dict(found)})
+
+
+def _not_ranked(variant: Variant, kind: str, message: str, found: dict[str, Any]) -> None:
+    """Mark a branch whose samples do not time its work (incorrect: never ranked, never champion) and raise."""
+    variant.record.error = {"kind": kind, "message": message, **found}
     variant.record.correct = False
     variant.failed_correctness = True
     raise TimedCallsWrong(message)
@@ -261,10 +262,12 @@ class TimingReplyChecked:
 
 def check_timing_reply(variant: Variant, spec: BindSpec, plan: CheckPlan, reply: dict[str, Any]) -> TimingReplyChecked:
     """The checked calls of a timing request's reply (`check_timed_calls`) and, for device timing, whether its calls
-    left work running after their end events (`reject_work_left_running`); raises TimedCallsWrong (the branch marked
-    incorrect) when either is wrong."""
+    did device work outside their samples' windows or left it running after their end events
+    (`reject_work_outside_window`, `reject_work_left_running`); raises TimedCallsWrong (the branch marked incorrect)
+    when any is wrong."""
     started, computed = time.perf_counter(), reference_seconds()
     checked = check_timed_calls(variant, spec, plan, reply)
+    reject_work_outside_window(variant, reply["samples"].extra)
     reject_work_left_running(variant, reply["samples"].extra)
     return TimingReplyChecked(checked, time.perf_counter() - started, reference_seconds() - computed)
 
