@@ -81,9 +81,13 @@ REPEAT_TARGET_S = 0.02  # how long the repeated batch should take at the first b
 
 
 def batch_calls(mean_s: float, target_s: float = BATCH_TARGET_S) -> int:
-    """How many back-to-back calls the bounding batch makes: about `target_s` at the mean, at least 2."""
+    """How many back-to-back calls the bounding batch makes: about `target_s` at the mean, at least 2, or 1 where
+    one call lasts `target_s` alone (an emulated Triton kernel's half second: a second call adds nothing to the
+    bound but its time)."""
     if mean_s <= 0:
         return BATCH_MAX_CALLS
+    if mean_s >= target_s:
+        return 1
     return max(2, min(BATCH_MAX_CALLS, math.ceil(target_s / mean_s)))
 
 

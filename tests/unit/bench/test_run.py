@@ -1,8 +1,8 @@
-"""The checked calls of a timing request (`plan_for`) and the A/B rounds the pytest process bounds (`bounded_round`):
-both chosen from the run's secret seed."""
+"""The checked calls of a timing request (`plan_for`) and the A/B rounds the pytest process bounds (`bounded_round`),
+both chosen from the run's secret seed; what an A/B round samples (`ab_round_policy`)."""
 from __future__ import annotations
 
-from pytest_dcuopt.bench.run import bounded_round, plan_for
+from pytest_dcuopt.bench.run import ab_round_policy, bounded_round, plan_for
 from pytest_dcuopt.timing.policy import TimingPolicy
 from pytest_dcuopt.toolchains.binding import BindSpec
 from pytest_dcuopt.toolchains.exchange import set_run_seed
@@ -34,3 +34,12 @@ def test_the_last_a_b_round_and_one_other_chosen_from_the_secret_seed_are_bounde
         chosen.add(bounded[0])
     assert chosen == {0, 1, 2}
     assert bounded_round(spec, 0, 1)
+
+
+def test_the_ab_rounds_of_both_sides_sample_within_one_timings_budget() -> None:
+    policy = TimingPolicy(max_time_s=2.0, warmup_s=0.2)
+    rounds = 4
+    short = ab_round_policy(policy, rounds)
+    assert 2 * rounds * short.max_time_s == policy.max_time_s
+    assert short.min_samples == 3 and short.min_time_s == 0.0 and not short.side_figures
+    assert short.warmup_s == policy.warmup_s / rounds

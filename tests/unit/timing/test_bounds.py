@@ -43,7 +43,8 @@ def test_refuted_figures_are_refused_with_the_numbers(mean_s: float, per_call_s:
 
 def test_batch_size_targets_a_fixed_time_within_limits() -> None:
     assert 50_000 <= batch_calls(1e-6) <= 50_001
-    assert batch_calls(0.5) == 2
+    assert batch_calls(0.5) == 1  # one call already lasts the batch's target
+    assert batch_calls(0.03) == 2
     assert batch_calls(1e-9) == BATCH_MAX_CALLS
     assert batch_calls(0.0) == BATCH_MAX_CALLS
 
@@ -184,3 +185,23 @@ def test_the_bounding_batch_does_not_time_binding_the_spec() -> None:
 
     calls = BoundingCalls((), "cuda", exchange, lambda: [])
     assert calls._timed_batch("spec at the timing size", 100, 10.0) < 1e-3
+
+
+def test_a_refute_binds_its_spec_with_one_untimed_call_for_all_its_batches() -> None:
+    """Every batch of one refute runs on the spec the first untimed call bound: a call of an emulated Triton kernel
+    lasts half a second, and an untimed call before each batch cost seconds per bounded request."""
+    from pytest_dcuopt.run.bounding_calls import BoundingCalls
+
+    calls: list[tuple[object, int]] = []
+
+    def exchange(message: dict[str, object], timeout_s: float, what: str) -> dict[str, object]:
+        if message.get("op") != "ping":
+            calls.append((message.get("op"), int(str(message.get("calls")))))
+        return {}
+
+    bounding = BoundingCalls((), "cpu", exchange, lambda: [])
+    spec = object()
+    for _ in range(3):
+        bounding._timed_batch(spec, 10, 10.0)
+    bounding._timed_batch(spec, 10, 10.0, op="snap")
+    assert calls == [("batch", 1), ("batch", 10), ("batch", 10), ("batch", 10), ("snap", 10)]
