@@ -1,8 +1,17 @@
 """The checked calls of a timing request (`plan_for`) and the A/B rounds the pytest process bounds (`bounded_round`):
-both chosen from the run's secret seed."""
+both chosen from the run's secret seed; the check every timing function is handed."""
 from __future__ import annotations
 
-from pytest_dcuopt.bench.run import bounded_round, plan_for
+import inspect
+
+from pytest_dcuopt.bench.run import (
+    bounded_round,
+    interleave_with_baseline,
+    measure,
+    plan_for,
+    run_benchmark,
+    run_disabled,
+)
 from pytest_dcuopt.timing.policy import TimingPolicy
 from pytest_dcuopt.toolchains.binding import BindSpec
 from pytest_dcuopt.toolchains.exchange import set_run_seed
@@ -34,3 +43,13 @@ def test_the_last_a_b_round_and_one_other_chosen_from_the_secret_seed_are_bounde
         chosen.add(bounded[0])
     assert chosen == {0, 1, 2}
     assert bounded_round(spec, 0, 1)
+
+
+def test_every_timing_function_takes_the_check_as_a_required_argument() -> None:
+    """bench/ imports nothing of check/: its caller hands it the check of every timing reply (or, under
+    --benchmark-disable, the one checked call), with no default to fall back on."""
+    for function, name in ((measure, "check"), (run_benchmark, "check"), (interleave_with_baseline, "check"),
+                           (run_disabled, "check_once")):
+        parameter = inspect.signature(function).parameters[name]
+        assert parameter.default is inspect.Parameter.empty, f"{function.__name__}({name}=...) has a default"
+        assert parameter.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD
