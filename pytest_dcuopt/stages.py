@@ -6,7 +6,6 @@ whose bodies are `correctness_test`, `benchmark_test` and `observer_test`; `dcuo
 """
 from __future__ import annotations
 
-import time
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -23,12 +22,12 @@ from .bench.run import (
     size_point,
     timing_at,
 )
-from .check.before_timing import check_before_timing, verify_default, verify_point
-from .check.checked_calls import checked_call
+from .check.before_timing import check_default_once, ready_to_time
+from .check.checked_calls import TIMING_REPLY_CHECK, checked_call
 from .check.compare import reproduce_command
 from .check.correctness import CheckSettings, run_correctness
 from .context import require_built
-from .errors import CaseError, DcuOptError, TimedCallsWrong
+from .errors import CaseError, TimedCallsWrong
 from .gate import REPORT_NAME as GATE_REPORT
 from .gate import entry as gate_entry
 from .run.devices import xdist_worker_id
@@ -70,35 +69,29 @@ def benchmark_test(session: SessionView, variant: Variant, benchmark: Any, clock
         order = next((i for i, declared in enumerate(variant.case.bench_sizes) if declared.name == size.name), 0)
         variant.record.size_entry(size.name, variant.case.dims_at(size), order)
     prepare(session, variant)
-    if variant.failed_correctness:
+    if variant.verdicts.failed_correctness:
         reason = f"not benchmarked: {variant.label} failed its correctness test"
         variant.record.skipped = reason
         pytest.skip(reason)
     point = bench_point(variant, size)
     if benchmarks_disabled(session.config):  # pytest-benchmark's semantics: run once, no statistics
         # Through the fixture, which calls it once when disabled: an unused fixture warns at teardown.
-        wrong = benchmark(run_disabled, variant, nodeid, point)
+        wrong = benchmark(run_disabled, variant, check_default_once, nodeid, point)
         if wrong is not None:
             pytest.fail(with_regression(session, variant, "correctness", wrong), pytrace=False)
         return
-    checking, pre_check_s = time.perf_counter(), None
-    if not variant.boundary_checked:  # no verdict here yet (deselected, or another xdist worker)
-        wrong = check_before_timing(variant, nodeid)
-        variant.boundary_checked = True
-        pre_check_s = time.perf_counter() - checking
-        if wrong is not None:
-            variant.record.skipped = (f"not benchmarked: {variant.label} failed the boundary dims checked before "
-                                      "timing")
-            pytest.fail(with_regression(session, variant, "correctness", wrong), pytrace=False)
+    # Every check before the first timing (check/), then the timings (bench/), each reply checked by check/'s rule.
+    ready = ready_to_time(variant, point.dims, point.size, nodeid, lambda: baseline_for(session, variant))
+    if ready.wrong is not None:
+        variant.record.skipped = f"not benchmarked: {variant.label} failed the boundary dims checked before timing"
+        pytest.fail(with_regression(session, variant, "correctness", ready.wrong), pytrace=False)
     options = session.options
-    verify_point(variant, point.dims, point.size, nodeid)
-    samples = run_benchmark(variant, benchmark, clock, options.policy, options.timeout_s, point)
+    samples = run_benchmark(variant, TIMING_REPLY_CHECK, benchmark, clock, options.policy, options.timeout_s, point)
     timing = timing_at(variant, point)
-    if pre_check_s is not None and timing is not None:  # outside harness_overhead_s: a correctness test's work
-        timing["pre_timing_check_s"] = round(pre_check_s, 4)
-    baseline = baseline_for(session, variant, nodeid)
-    interleaved = interleave_with_baseline(variant, baseline, options.interleave_rounds, options.policy,
-                                           options.timeout_s, point)
+    if ready.boundary_s is not None and timing is not None:  # outside harness_overhead_s: a correctness test's work
+        timing["pre_timing_check_s"] = round(ready.boundary_s, 4)
+    interleaved = interleave_with_baseline(variant, ready.baseline, TIMING_REPLY_CHECK, options.interleave_rounds,
+                                           options.policy, options.timeout_s, point)
     if interleaved is not None:
         benchmark.extra_info["speedup_vs_baseline"] = round(interleaved["speedup"], 4)
     session.config.hook.pytest_dcuopt_branch_timed(variant=variant, config=session.config, samples=samples)
@@ -106,32 +99,29 @@ def benchmark_test(session: SessionView, variant: Variant, benchmark: Any, clock
         gate_timing(session, variant, point)
 
 
-def baseline_for(session: SessionView, variant: Variant, nodeid: str) -> Variant | None:
-    """The case's baseline for the interleaved A/B: the one this process ran, or (an xdist worker, where the
-    baseline's tests ran on another worker) one built here from the build cache and checked once at the
-    default dims, so the pair is measured under the lock as in a serial run. Only for a baseline this run
-    selected; None when there is none, or it does not build, run or pass here (its own tests say why)."""
+def baseline_for(session: SessionView, variant: Variant) -> tuple[Variant | None, bool]:
+    """The case's baseline for the interleaved A/B, and whether its default dims are to be checked here
+    (`ready_to_time` checks them once): the one this process ran, or (an xdist worker, where the baseline's tests
+    ran on another worker) one built here from the build cache, so the pair is measured under the lock as in a
+    serial run. Only for a baseline this run selected; None when there is none, or it does not build or run here
+    (its own tests say why)."""
     key = (variant.case.name, variant.toolchain.name, "baseline")
     baseline = session.variants.get(key)
-    verified_here = baseline is not None and baseline.default_verified
+    verified_here = baseline is not None and baseline.verdicts.default_verified
     if verified_here or variant.branch.is_baseline or xdist_worker_id() is None:
-        return baseline
+        return baseline, False
     root, toolchain = variant.case.root, variant.toolchain.name
     if (session.options.interleave_rounds <= 0 or (root, toolchain, "baseline") not in session.selected
             or key in session.baselines_tried):
-        return None
+        return None, False
     session.baselines_tried.add(key)  # checked once per process: a baseline wrong here is not tried again
     baseline = baseline or session.branch_variant(root, toolchain, "baseline")  # not pre-built here: build-jobs 0
     if baseline is None:
-        return None
+        return None, False
     session.resolve(baseline)
     if baseline.setup_error is not None or baseline.worker is None:
-        return None
-    try:
-        verify_default(baseline, nodeid)
-    except (AssertionError, DcuOptError):
-        return None
-    return baseline
+        return None, False
+    return baseline, True
 
 
 def bench_point(variant: Variant, size: BenchSize | None) -> BenchPoint:
@@ -165,7 +155,8 @@ def remeasure(session: SessionView, variant: Variant, point: BenchPoint) -> list
     """The gate's retry of a SLOW verdict: the branch timed again at the point, in milliseconds."""
     try:
         spec = bind_spec(variant, point)
-        samples = measure(variant, session.options.policy, session.options.timeout_s, spec)["samples"]
+        samples = measure(variant, TIMING_REPLY_CHECK, session.options.policy, session.options.timeout_s,
+                          spec)["samples"]
         return [s * 1e3 for s in samples.seconds]
     except TimedCallsWrong as exc:
         wrong = str(exc)

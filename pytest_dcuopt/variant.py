@@ -44,6 +44,16 @@ class PositionalBindingWarning(UserWarning):
     """solve's parameter names differ from the reference's and were bound by position (said once per branch)."""
 
 
+@dataclass(frozen=True)
+class Verdicts:
+    """What this process's checks found about a branch. Only `check/verdicts.py` replaces a Variant's `verdicts`
+    (tests/unit/test_architecture.py holds every other module to reading them); frozen, so none is changed in place."""
+
+    default_verified: bool = False  # a checked call at the default dims (the timing size), seed 0, passed here
+    boundary_checked: bool = False  # the boundary dims were checked before timing (once for every benchmark size)
+    failed_correctness: bool = False  # a check found it wrong: neither timed nor ranked
+
+
 @dataclass
 class Variant:
     """One branch of one case on one toolchain, resolved lazily and at most once per process."""
@@ -57,9 +67,7 @@ class Variant:
     artifact: Artifact | None = None
     worker: IsolatedKernel | None = None
     setup_error: DcuOptError | None = None
-    default_verified: bool = False
-    boundary_checked: bool = False  # the boundary dims were checked before timing (once for every benchmark size)
-    failed_correctness: bool = False
+    verdicts: Verdicts = field(default_factory=Verdicts)  # replaced by check/verdicts.py only
     examples: int = 0
     last_failure: dict[str, Any] | None = field(default=None, repr=False)
     prebuilt: Future[Artifact] | None = field(default=None, repr=False)  # its background build, taken by resolve

@@ -3,8 +3,10 @@ then an interleaved A/B against the baseline so drift between the two measuremen
 
 Every measurement is checked as well: the worker returns the outputs of the calls just before the
 first and just after the last timed call (with junk, not NaN, in the outputs beforehand, see
-run/kernel_calls.py) and `check.checked_calls.check_timing_reply` compares them with the reference. A branch whose
-timed calls are wrong is marked incorrect with the reason and never becomes champion.
+run/kernel_calls.py) and the caller's `TimingCheck` (check/'s `checked_calls.TIMING_REPLY_CHECK`) compares them
+with the reference before the samples are used. A branch whose timed calls are wrong is marked incorrect with the
+reason and never becomes champion. bench/ times and never decides: it imports nothing of check/, and each of its
+timing functions takes the check as a required argument, so no caller can time without one.
 
 Exclusive timing (run/devices.py): every timed request runs under its worker's device lock (the physical GPU, or
 the host for CPU kernels unless --dcuopt-no-host-lock), shared by xdist workers and other pytest sessions on the
@@ -26,17 +28,15 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Protocol
 
 import pytest
 
 from ..call_inputs import handed, spec_inputs
 from ..case.sizes import BenchSize
-from ..check.before_timing import check_default_once
-from ..check.checked_calls import check_timing_reply
 from ..errors import CaseError, TamperedFiles, TimedCallsWrong, TimingRefused
 from ..run.devices import LOCK_WAIT_S, LockHold, TimingLock, device_lock
 from ..run.protocol import CheckPlan
@@ -45,6 +45,33 @@ from ..toolchains.binding import BindSpec
 from ..toolchains.exchange import checked_call_numbers, draw_seed, plan_seed
 from ..variant import Variant
 from .clock import SampleClock
+
+
+class RepliesChecked(Protocol):
+    """What checking a timing reply's checked calls found and cost."""
+
+    @property
+    def checked(self) -> int: ...  # the checked calls compared
+
+    @property
+    def seconds(self) -> float: ...  # checking them, computing the references included
+
+    @property
+    def reference_s(self) -> float: ...  # of which computing references for inputs not seen before
+
+
+class TimingCheck(Protocol):
+    """The pytest process's decision on a timing request, handed to bench/ by its caller (check/'s
+    `checked_calls.TIMING_REPLY_CHECK`): bench/ times, check/ decides."""
+
+    def check_reply(self, variant: Variant, spec: BindSpec, plan: CheckPlan,
+                    reply: dict[str, Any]) -> RepliesChecked:
+        """Check a reply before its samples are used; raise TimedCallsWrong (the branch marked incorrect) if wrong."""
+        ...
+
+    def not_believed(self, variant: Variant, error: TimingRefused | TamperedFiles) -> None:
+        """Mark a branch whose own timing was refused or whose files changed while it answered."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -124,13 +151,15 @@ def timing_at(variant: Variant, point: BenchPoint) -> dict[str, Any] | None:
     return timing
 
 
-def measure(variant: Variant, policy: TimingPolicy, timeout_s: float, spec: BindSpec | None = None, *,
-            lock: bool = True, plan: CheckPlan | None = None, bound: bool = True) -> dict[str, Any]:
-    """The public timing API: time a resolved branch in its worker under `policy`.
+def measure(variant: Variant, check: TimingCheck, policy: TimingPolicy, timeout_s: float,
+            spec: BindSpec | None = None, *, lock: bool = True, plan: CheckPlan | None = None,
+            bound: bool = True) -> dict[str, Any]:
+    """The public timing API: time a resolved branch in its worker under `policy`, its reply checked by `check`
+    (`check.checked_calls.TIMING_REPLY_CHECK`) before it is returned.
 
     Returns the worker's reply: `samples` (timing.policy.Samples), `device`, `measure_wall_s` and, with `lock`,
     `device_lock` (the worker's device lock, held around the request). `lock=False` is for a caller that holds
-    that lock already (`held_locks`) and records it itself. Raises TimedCallsWrong (and marks the branch
+    that lock already (`held_locks`) and records it itself. Raises TimedCallsWrong (and `check` marks the branch
     incorrect) when the checked calls among the timed ones are wrong (`plan`: which ones; default: the branch's own
     timing's plan at these dims). `bound`: whether the pytest process bounds the reply with its batch of calls
     (run/bounding_calls.py; decided here, never told to the worker).
@@ -154,7 +183,7 @@ def measure(variant: Variant, policy: TimingPolicy, timeout_s: float, spec: Bind
         reply["device_lock"] = hold.to_json()  # after the release: with how long it was held
     else:
         reply, round_trip_s = time_request()
-    checked = check_timing_reply(variant, spec, plan, reply)
+    checked = check.check_reply(variant, spec, plan, reply)
     reply["timed_calls_checked"] = checked.checked
     reply["phases_s"] = request_phases(reply, round_trip_s, checked.seconds, checked.reference_s)
     return reply
@@ -193,15 +222,15 @@ def held_locks(*variants: Variant) -> Iterator[LockHold]:
         yield holds[variants[0].worker.lock.name]
 
 
-def run_benchmark(variant: Variant, benchmark: Any, clock: SampleClock, policy: TimingPolicy, timeout_s: float,
-                  point: BenchPoint | None = None) -> Samples:
-    """Time a verified branch at the point (default: the default dims; `check.before_timing.verify_point` ran
+def run_benchmark(variant: Variant, check: TimingCheck, benchmark: Any, clock: SampleClock, policy: TimingPolicy,
+                  timeout_s: float, point: BenchPoint | None = None) -> Samples:
+    """Time a verified branch at the point (default: the default dims; `check.before_timing.ready_to_time` ran
     first), and record the figures: in the branch's record, or in its entry for the point's benchmark size."""
     assert variant.reference is not None
     point = point or default_point(variant)
     dims = point.dims
     started = time.perf_counter()
-    result = _measure_or_fail(variant, policy, timeout_s, bind_spec(variant, point))
+    result = _measure_or_fail(variant, check, policy, timeout_s, bind_spec(variant, point))
     samples: Samples = result["samples"]
     clock.load(samples.seconds)
     benchmark.pedantic(clock.advance, rounds=len(samples.seconds), iterations=1, warmup_rounds=0)
@@ -235,34 +264,32 @@ def run_benchmark(variant: Variant, benchmark: Any, clock: SampleClock, policy: 
     return samples
 
 
-def _measure_or_fail(variant: Variant, policy: TimingPolicy, timeout_s: float,
+def _measure_or_fail(variant: Variant, check: TimingCheck, policy: TimingPolicy, timeout_s: float,
                      spec: BindSpec | None = None, *, lock: bool = True,
                      plan: CheckPlan | None = None, bound: bool = True) -> dict[str, Any]:
-    """`measure`, failing the running test with the reason (no traceback) when the timed calls were wrong."""
+    """`measure` of the branch's own timing, failing the running test with the reason (no traceback) when the timed
+    calls were wrong; a timing refused or tampered with is not believed (`check.not_believed`)."""
     try:
-        return measure(variant, policy, timeout_s, spec, lock=lock, plan=plan, bound=bound)
+        return measure(variant, check, policy, timeout_s, spec, lock=lock, plan=plan, bound=bound)
     except TimedCallsWrong as exc:
         reason = str(exc)
         if isinstance(exc, TimingRefused):  # refuted by what the pytest process measured (timing/bounds.py)
-            # Its figures are not believed anywhere: a timing it made before (another size) is never ranked either.
-            variant.record.error = {"kind": "timing refused", "message": reason}
-            variant.record.correct = False
-            variant.failed_correctness = True
+            check.not_believed(variant, exc)
     except TamperedFiles as exc:  # its verdicts are withheld: never ranked
         reason = str(exc)
-        variant.record.error = {"kind": "kernel tampered", "message": reason}
-        variant.record.correct = False
-        variant.failed_correctness = True
+        check.not_believed(variant, exc)
     pytest.fail(reason, pytrace=False)
 
 
-def interleave_with_baseline(variant: Variant, baseline: Variant | None, rounds: int, policy: TimingPolicy,
-                             timeout_s: float, point: BenchPoint | None = None) -> dict[str, Any] | None:
+def interleave_with_baseline(variant: Variant, baseline: Variant | None, check: TimingCheck, rounds: int,
+                             policy: TimingPolicy, timeout_s: float,
+                             point: BenchPoint | None = None) -> dict[str, Any] | None:
     """A/B against the baseline in alternating short rounds at the point (default: the default dims); None when
     there is no baseline to run here (at a benchmark size: none timed at that size in this process)."""
     point = point or default_point(variant)
     if (rounds <= 0 or variant.branch.is_baseline or baseline is None or baseline.worker is None
-            or not baseline.default_verified or (point.size is not None and timing_at(baseline, point) is None)):
+            or not baseline.verdicts.default_verified
+            or (point.size is not None and timing_at(baseline, point) is None)):
         return None  # under xdist the baseline may live in another process: the separate medians are all we have
     short = ab_round_policy(policy, rounds)
     theirs: list[float] = []
@@ -277,12 +304,12 @@ def interleave_with_baseline(variant: Variant, baseline: Variant | None, rounds:
             plan = plan_for(short, my_spec, "A/B round", index, announced=index == rounds - 1)
             bound = bounded_round(my_spec, index, rounds)
             try:
-                theirs += measure(baseline, short, timeout_s, base_spec, lock=False, plan=plan,
+                theirs += measure(baseline, check, short, timeout_s, base_spec, lock=False, plan=plan,
                                   bound=bound)["samples"].seconds
             except TimedCallsWrong:  # recorded on the baseline: no A/B against a wrong baseline
                 return None
             # A wrong branch gets correct=False in its record: never ranked, whatever it measured before.
-            mine += _measure_or_fail(variant, short, timeout_s, my_spec, lock=False, plan=plan,
+            mine += _measure_or_fail(variant, check, short, timeout_s, my_spec, lock=False, plan=plan,
                                      bound=bound)["samples"].seconds
     a, b = summarize(theirs), summarize(mine)
     interleaved = {"rounds": rounds, "baseline_median_ms": a.median_ms, "baseline_ci95_ms": list(a.ci95_ms),
@@ -324,13 +351,14 @@ def benchmarks_disabled(config: pytest.Config) -> bool:
     return bool(config.getoption("benchmark_disable", False)) and not config.getoption("benchmark_enable", False)
 
 
-def run_disabled(variant: Variant, nodeid: str, point: BenchPoint | None = None) -> str | None:
+def run_disabled(variant: Variant, check_once: Callable[[Variant, str, Mapping[str, Any]], str | None], nodeid: str,
+                 point: BenchPoint | None = None) -> str | None:
     """What pytest-benchmark does under --benchmark-disable: call the target once, keep no statistics. Here the
-    call is checked against the reference at the point's dims (default: the default dims); `timing` stays null and
-    the record (or the size's entry) says why in `skipped`. The failure message (the branch is then marked
-    incorrect), or None."""
+    call is `check_once` (check/'s `before_timing.check_default_once`): checked against the reference at the
+    point's dims (default: the default dims); `timing` stays null and the record (or the size's entry) says why in
+    `skipped`. The failure message (the branch is then marked incorrect), or None."""
     point = point or default_point(variant)
-    wrong = check_default_once(variant, nodeid, point.dims)
+    wrong = check_once(variant, nodeid, point.dims)
     if wrong is None and timing_at(variant, point) is None:
         if point.size is None:
             variant.record.skipped = BENCHMARKS_DISABLED

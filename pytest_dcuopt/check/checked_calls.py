@@ -3,8 +3,8 @@ worker says about them.
 
 `checked_call` is one call at given dims and seed compared with the reference (the correctness flow's unit, and
 what the `dcuopt_case` fixture calls); `check_timing_reply` checks the checked calls among a timing request's timed
-ones, and whether they left work running (the one thing the benchmark stage asks of the check). Both put the inputs
-this process drew in place of anything the worker sent under their names, and require every output the call has.
+ones, and whether they left work running (`TIMING_REPLY_CHECK` is how the stage hands it to bench/). Both put the
+inputs this process drew in place of anything the worker sent under their names, and require every output the call has.
 """
 from __future__ import annotations
 
@@ -43,6 +43,7 @@ from . import reference_cache
 from .compare import Mismatch, compare, decode_all, never_written_under_nan, reproduce_command, tolerances
 from .reference_cache import reference_key
 from .reference_outputs import case_key, reference_outputs, reference_seconds
+from .verdicts import found_incorrect
 
 _CRASH_KINDS: dict[type, str] = {KernelCrashed: "crashed", KernelTimeout: "timed out", TamperedFiles: "tampered",
                                  WorkerError: "raised"}
@@ -246,8 +247,7 @@ def reject_work_left_running(variant: Variant, extra: Mapping[str, Any]) -> None
 def _not_ranked(variant: Variant, kind: str, message: str, found: dict[str, Any]) -> None:
     """Mark a branch whose samples do not time its work (incorrect: never ranked, never champion) and raise."""
     variant.record.error = {"kind": kind, "message": message, **found}
-    variant.record.correct = False
-    variant.failed_correctness = True
+    found_incorrect(variant)
     raise TimedCallsWrong(message)
 
 
@@ -270,6 +270,28 @@ def check_timing_reply(variant: Variant, spec: BindSpec, plan: CheckPlan, reply:
     reject_work_outside_window(variant, reply["samples"].extra)
     reject_work_left_running(variant, reply["samples"].extra)
     return TimingReplyChecked(checked, time.perf_counter() - started, reference_seconds() - computed)
+
+
+class TimingReplyCheck:
+    """The pytest process's decision on a timing request, as `bench.run.TimingCheck` asks for it: bench/ times and
+    never decides, so its caller hands it this (`TIMING_REPLY_CHECK`) and every reply is checked before its samples
+    are used."""
+
+    def check_reply(self, variant: Variant, spec: BindSpec, plan: CheckPlan,
+                    reply: dict[str, Any]) -> TimingReplyChecked:
+        """`check_timing_reply`: raises TimedCallsWrong (the branch marked incorrect) when any check is wrong."""
+        return check_timing_reply(variant, spec, plan, reply)
+
+    def not_believed(self, variant: Variant, error: TimedCallsWrong | TamperedFiles) -> None:
+        """A branch's own timing that the worker's supervisor refused (`TimingRefused`: what the pytest process
+        measured refutes it) or whose files changed while it answered (`TamperedFiles`): its figures are not believed
+        anywhere, a timing it made before (another size) included, so it is marked incorrect and never ranked."""
+        kind = "kernel tampered" if isinstance(error, TamperedFiles) else "timing refused"
+        variant.record.error = {"kind": kind, "message": str(error)}
+        found_incorrect(variant)
+
+
+TIMING_REPLY_CHECK = TimingReplyCheck()
 
 
 def check_timed_calls(variant: Variant, spec: BindSpec, plan: CheckPlan, reply: dict[str, Any]) -> int:
@@ -298,8 +320,7 @@ def _timed_calls_wrong(variant: Variant, spec: BindSpec, call: str, setup: str, 
                f"Compute the full result from the inputs on every call.{size_note(variant, spec.dims)}\n"
                + "\n".join(wrong))
     variant.record.error = {"kind": "timed calls wrong", "message": message, "call": call, "dims": dict(spec.dims)}
-    variant.record.correct = False
-    variant.failed_correctness = True
+    found_incorrect(variant)
     raise TimedCallsWrong(message)
 
 

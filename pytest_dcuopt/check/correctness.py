@@ -18,6 +18,7 @@ from ..errors import DcuOptError, KernelTimeout
 from ..variant import Variant
 from .checked_calls import checked_call, reproduce_of
 from .example_dims import boundary_dims, dims_strategy
+from .verdicts import found_correct, found_incorrect, verified_default
 
 # Identical calls (same dims, seed, inputs) that re-run a wrong example: all wrong = a wrong kernel,
 # some right = a nondeterministic one (a race, an uninitialised read, state kept between calls).
@@ -79,7 +80,7 @@ def run_correctness(variant: Variant, settings: CheckSettings, nodeid: str) -> s
                       variant.last_failure)
     variant.record.examples = variant.examples
     if found is None:
-        variant.record.correct = True
+        found_correct(variant)
         return None
     mark_incorrect(variant, found, nodeid, "correctness")
     return found.message
@@ -88,8 +89,7 @@ def run_correctness(variant: Variant, settings: CheckSettings, nodeid: str) -> s
 def mark_incorrect(variant: Variant, found: Found, nodeid: str, stage: str) -> None:
     """A failure of any kind: the branch is incorrect (so neither timed nor ranked) and its failure is kept.
     `stage` says which check found it (the merge of xdist records prefers the correctness test's, shrunk one)."""
-    variant.failed_correctness = True
-    variant.record.correct = False
+    found_incorrect(variant)
     variant.record.failure = {**failure_record(variant, found, nodeid), "stage": stage}
 
 
@@ -140,7 +140,7 @@ def boundary_failure(variant: Variant, nodeid: str, ran: list[dict[str, Any]] | 
         except (AssertionError, DcuOptError) as exc:
             return Found(with_notes(exc), variant.last_failure)
         if dims == variant.case.dims:
-            variant.default_verified = True
+            verified_default(variant)
     return None
 
 

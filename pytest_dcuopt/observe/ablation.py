@@ -2,20 +2,20 @@
 
     branch_marks = {"b2": [pytest.mark.ablation(methods={"latency.ilp_unroll": "-DDCUOPT_NO_UNROLL"})]}
 
-For every method the branch is built once more with that method's compile-time switch (a toolchain made with
-the extra flag; the build cache keys on flags, so nothing stale is reused), the ablated build is checked against
-the reference at every boundary dims example (`check.checked_calls.checked_call`: tails, tops of ranges), and then the
-full branch and every ablated build are timed in alternating short rounds in their own workers
-(`bench.run.measure`), so drift cancels. Per method and round: the ratio of the ablated build's median to the
-full branch's median in that round. The rounds are the replicates (samples inside one round share the
-machine's momentary load, so pooling them as independent would make the interval far too narrow): the slowdown
-when the method is removed is the geometric mean of the paired ratios, with a 95% Student-t interval on their
-logarithms. The interval wholly above 1 + min_effect (default 2%, the seed's noise threshold): the method helps;
-wholly below 1 - min_effect: the branch is faster without it; wholly inside 1 +/- negligible (default 10%): "no
-measurable effect" (whatever the method is worth, it is less than that); anything else is "inconclusive" (the
-interval holds both an effect and none). Rounds go on past `rounds` while a method is inconclusive, up to
-`max_rounds`: a large effect measured on a noisy machine is not called ineffective for want of rounds. An ablated
-build that fails to build or is wrong is reported as such, never as proof that the method was essential.
+For every method the branch is built once more with that method's compile-time switch (a toolchain made with the extra
+flag; the build cache keys on flags, so nothing stale is reused), the ablated build is checked against the reference at
+every boundary dims example (`check.before_timing.check_ablated_build`: tails, tops of ranges), and then the full
+branch and every ablated build are timed in alternating short rounds in their own workers (`bench.run.measure`, each
+reply checked by `check.checked_calls.TIMING_REPLY_CHECK`), so drift cancels. Per method and round: the ratio of the
+ablated build's median to the full branch's median in that round. The rounds are the replicates (samples inside one
+round share the machine's momentary load, so pooling them as independent would make the interval far too narrow): the
+slowdown when the method is removed is the geometric mean of the paired ratios, with a 95% Student-t interval on their
+logarithms. The interval wholly above 1 + min_effect (default 2%, the seed's noise threshold): the method helps; wholly
+below 1 - min_effect: the branch is faster without it; wholly inside 1 +/- negligible (default 10%): "no measurable
+effect" (whatever the method is worth, it is less than that); anything else is "inconclusive" (the interval holds both
+an effect and none). Rounds go on past `rounds` while a method is inconclusive, up to `max_rounds`: a large effect
+measured on a noisy machine is not called ineffective for want of rounds. An ablated build that fails to build or is
+wrong is reported as such, never as proof that the method was essential.
 
 `test_ablation_<toolchain>[<branch>]` fails only when the full branch itself cannot be measured (it does not
 build or is wrong); per-method outcomes go to `record.observations["ablation"]` and `ablation.json`.
@@ -35,9 +35,8 @@ import pytest
 
 from ..bench.run import measure
 from ..case.model import Branch
-from ..check.before_timing import verify_default
-from ..check.checked_calls import checked_call
-from ..check.example_dims import boundary_dims
+from ..check.before_timing import check_ablated_build, verify_default
+from ..check.checked_calls import TIMING_REPLY_CHECK
 from ..context import require_built
 from ..errors import DcuOptError, ToolchainUnavailable
 from ..markers import ABLATION_KEYWORDS, ABLATION_MARKER
@@ -257,13 +256,10 @@ def build_and_check(variant: Variant, method: str, flags: tuple[str, ...], setti
         return {**outcome, "outcome": BUILD_FAILED, "message": str(ablated.setup_error)[-2000:]}, ablated
     if ablated.artifact is not None and variant.artifact is not None and ablated.artifact.key == variant.artifact.key:
         outcome["note"] = "the ablated build has the full branch's cache key: the flag changed nothing in the build"
-    assert ablated.reference is not None
-    for dims in boundary_dims(variant.case.dims, ablated.reference.dim_ranges):
-        try:
-            checked_call(ablated, dims, 0, f"{nodeid} (ablated: {method})")
-        except (AssertionError, DcuOptError) as exc:
-            return {**outcome, "outcome": INCORRECT, "dims": dims, "message": str(exc)[-2000:]}, ablated
-    ablated.default_verified = True
+    wrong = check_ablated_build(ablated, f"{nodeid} (ablated: {method})")
+    if wrong is not None:
+        dims, message = wrong
+        return {**outcome, "outcome": INCORRECT, "dims": dims, "message": message[-2000:]}, ablated
     return outcome, ablated
 
 
@@ -275,16 +271,16 @@ def interleaved_samples(variant: Variant, ablated: Mapping[str, Variant], rules:
     inconclusive, up to `rules.max_rounds`."""
     short = replace(policy, max_time_s=policy.max_time_s / rules.rounds, min_samples=3, min_time_s=0.0,
                     warmup_s=policy.warmup_s / rules.rounds)
-    timed = {method: other for method, other in ablated.items() if other.default_verified}
+    timed = {method: other for method, other in ablated.items() if other.verdicts.default_verified}
     samples: dict[str, list[list[float]]] = {"": [], **{method: [] for method in timed}}
     for _ in range(rules.max_rounds):
         try:
-            samples[""].append(list(measure(variant, short, timeout_s)["samples"].seconds))
+            samples[""].append(list(measure(variant, TIMING_REPLY_CHECK, short, timeout_s)["samples"].seconds))
         except DcuOptError as exc:
             pytest.fail(f"ablation of {variant.label}: timing the full branch failed: {exc}", pytrace=False)
         for method, other in list(timed.items()):
             try:
-                samples[method].append(list(measure(other, short, timeout_s)["samples"].seconds))
+                samples[method].append(list(measure(other, TIMING_REPLY_CHECK, short, timeout_s)["samples"].seconds))
             except DcuOptError as exc:  # wrong timed calls, a crash or a hang: this build is out
                 outcomes[method].update(outcome=INCORRECT, message=str(exc)[-2000:])
                 del timed[method], samples[method]

@@ -1,6 +1,6 @@
 """`pytest -n 2` hands a branch's tests to one worker (run/schedule.py): its benchmarks at every size run where its
 correctness test ran, so no other worker starts it and checks it again before timing; a branch whose baseline ran on
-the other worker still gets its interleaved A/B (session._baseline_for). Real runs, read from `-v` and state.json."""
+the other worker still gets its interleaved A/B (stages.baseline_for). Real runs, read from `-v` and state.json."""
 from __future__ import annotations
 
 import json

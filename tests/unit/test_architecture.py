@@ -7,7 +7,12 @@ Rules (see docs/architecture.md):
 (c) no module uses another module's underscored name: `from x import _name`, `module._name` on an
     imported module, or `obj._name` where `_name` is not defined in the using module but is in another
     module of the package (`self._x`, `cls._x` and `super()._x` are a class's own members: allowed);
-(d) every module of the package belongs to a stage.
+(d) every module of the package belongs to a stage;
+(e) bench/ imports nothing of check/, not even for types: bench/ times, check/ decides, and the stage hands bench/
+    the check (`FORBIDDEN_IMPORTS`);
+(f) only check/ writes a verdict: no module outside it assigns a `Variant`'s `verdicts` (or a field of it) or a record's
+    `correct`, by assignment, `setattr` or a `verdicts=` keyword (`VERDICT_ATTRIBUTES`; the one exception is the
+    record's own merge of another process's verdict, `MERGED_VERDICT`).
 
 Imports are read at module level and inside functions alike; relative imports are resolved.
 Imports under `if TYPE_CHECKING:` never run, so they are left out of (a) and (b): a type-only
@@ -362,6 +367,75 @@ def _is_self(value: ast.expr) -> bool:
     return isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "super"
 
 
+# ----- (e) imports forbidden between two stages of the order -------------------------------------
+
+# (importer's STAGES key, target's STAGES key, why): forbidden whatever the order allows, type-only imports included.
+FORBIDDEN_IMPORTS: list[tuple[str, str, str]] = [
+    ("bench", "check", "bench/ times and check/ decides: the stage passes bench/ the check (bench.run.TimingCheck)"),
+]
+
+
+def forbidden_imports(package: Package, rules: Sequence[tuple[str, str, str]]) -> list[tuple[Import, str]]:
+    """(import, why) for every import, type-only or not, from a stage entry to one the rules keep it from."""
+    found: dict[tuple[str, int], tuple[Import, str]] = {}  # one per import statement (not also its parent package)
+    for imp in package.imports:
+        pair = (stage_key(imp.importer, package.name), stage_key(imp.target, package.name))
+        for importer, target, why in rules:
+            if pair == (importer, target):
+                found.setdefault((imp.importer, imp.line), (imp, why))
+    return list(found.values())
+
+
+# ----- (f) verdicts -----------------------------------------------------------------------------
+
+# What a branch's checks found: `Variant.verdicts` and its fields (variant.Verdicts), and `BranchRecord.correct`.
+VERDICT_ATTRIBUTES = frozenset({"verdicts", "default_verified", "boundary_checked", "failed_correctness", "correct"})
+VERDICT_WRITERS = frozenset({"check"})  # the STAGES keys whose modules write them (check/verdicts.py)
+# The record folding another xdist process's view of the same branch into its own (`BranchRecord.merge`).
+MERGED_VERDICT = ("report.records", "self.correct")
+
+
+def verdict_writes(package: Package, writers: frozenset[str] = VERDICT_WRITERS,
+                   allowed: tuple[str, str] = MERGED_VERDICT) -> list[tuple[str, int, str]]:
+    """(module, line, what) for every write of a verdict attribute in a module outside `writers`."""
+    found = []
+    for module, tree in package.trees.items():
+        if stage_key(module, package.name) in writers:
+            continue
+        for node in ast.walk(tree):
+            for what in _verdict_writes_in(node):
+                if (module, what) != (f"{package.name}.{allowed[0]}", allowed[1]):
+                    found.append((module, node.lineno if isinstance(node, ast.stmt | ast.expr) else 0, what))
+    return found
+
+
+def _verdict_writes_in(node: ast.AST) -> list[str]:
+    """The verdict attributes one node writes: assignment targets (tuples unpacked), `setattr(obj, "name", ...)`,
+    `object.__setattr__(obj, "name", ...)` and a `verdicts=` keyword (a Variant made or `replace`d with them)."""
+    targets: list[ast.expr] = []
+    if isinstance(node, ast.Assign):
+        targets = list(node.targets)
+    elif isinstance(node, ast.AugAssign | ast.AnnAssign):
+        targets = [node.target]
+    elif isinstance(node, ast.Call):
+        name = _dotted(node.func)
+        if name in ("setattr", "object.__setattr__") and len(node.args) > 1:
+            attr = node.args[1]
+            if isinstance(attr, ast.Constant) and attr.value in VERDICT_ATTRIBUTES:
+                return [ast.unparse(node)]
+        return [f"{name}(verdicts=...)" for keyword in node.keywords if keyword.arg == "verdicts"]
+    found = []
+    while targets:
+        target = targets.pop()
+        if isinstance(target, ast.Tuple | ast.List):
+            targets += target.elts
+        elif isinstance(target, ast.Starred):
+            targets.append(target.value)
+        elif isinstance(target, ast.Attribute) and target.attr in VERDICT_ATTRIBUTES:
+            found.append(ast.unparse(target))
+    return found
+
+
 # ----- messages ---------------------------------------------------------------------------------
 
 def describe_cycle(package: Package, cycle: Sequence[Import]) -> str:
@@ -429,6 +503,21 @@ def test_no_module_uses_another_modules_private_names(package: Package) -> None:
     uses = private_uses(package)
     if uses:
         pytest.fail("\n".join(describe_private(package, use) for use in uses), pytrace=False)
+
+
+def test_bench_imports_nothing_of_check(package: Package) -> None:
+    found = forbidden_imports(package, FORBIDDEN_IMPORTS)
+    assert not found, "\n".join(
+        f"{package.relative(imp.importer)}:{imp.line}: `{imp.statement}`: {why}. fix: take what it needs as an "
+        "argument from the stage (a protocol declared in the importer's stage)" for imp, why in found)
+
+
+def test_only_check_writes_a_verdict(package: Package) -> None:
+    found = verdict_writes(package)
+    assert not found, "\n".join(
+        f"{package.relative(module)}:{line}: `{what}` writes a verdict outside check/. fix: call the function of "
+        "check/verdicts.py that says what was found (or have the check that found it write it)"
+        for module, line, what in found)
 
 
 # ----- the checks themselves catch what they should (a small package written for the test) -------
@@ -500,6 +589,35 @@ def test_private_names_across_modules_are_found(tmp_path: Path) -> None:
 def test_a_module_outside_every_stage_is_reported(tmp_path: Path) -> None:
     toy = write_package(tmp_path, {"__init__.py": "", "low.py": "", "high.py": "", "newcomer.py": ""})
     assert unassigned_modules(toy, TOY_STAGES) == ["pkg.newcomer"]
+
+
+def test_an_import_a_rule_forbids_is_found_type_only_too(tmp_path: Path) -> None:
+    toy = write_package(tmp_path, {
+        "__init__.py": "",
+        "low.py": "",
+        "high.py": "import typing\nfrom . import low\nif typing.TYPE_CHECKING:\n    from .low import T\n",
+        "other.py": "from . import low\n",
+    })
+    found = forbidden_imports(toy, [("high", "low", "why")])
+    assert [(imp.importer, imp.line, why) for imp, why in found] == [("pkg.high", 2, "why"), ("pkg.high", 4, "why")]
+
+
+def test_a_verdict_written_outside_check_is_found_and_one_inside_is_not(tmp_path: Path) -> None:
+    toy = write_package(tmp_path, {
+        "__init__.py": "",
+        "check/__init__.py": "",
+        "check/verdicts.py": "def mark(v):\n    v.verdicts = 1\n    v.record.correct = False\n",
+        "report/__init__.py": "",
+        "report/records.py": "class R:\n    def merge(self, o):\n        self.correct = o.correct\n",
+        "bench.py": ("def f(v, r, replace):\n    v.verdicts.failed_correctness = True\n"
+                     "    r.correct, n = False, 1\n    setattr(v, 'default_verified', True)\n"
+                     "    v.boundary_checked += 1\n    replace(v, verdicts=None)\n    v.failure = 'kept'\n"
+                     "    r.correct == True\n"),
+    })
+    found = [(module, line, what) for module, line, what in verdict_writes(toy)]
+    assert sorted(found) == [("pkg.bench", 2, "v.verdicts.failed_correctness"), ("pkg.bench", 3, "r.correct"),
+                             ("pkg.bench", 4, "setattr(v, 'default_verified', True)"),
+                             ("pkg.bench", 5, "v.boundary_checked"), ("pkg.bench", 6, "replace(verdicts=...)")]
 
 
 # docs/architecture.md's layer table names the package's modules: a folder (`run/`) at the top of a cell, then its

@@ -15,6 +15,8 @@ import pytest
 from pytest_dcuopt.bench.run import held_locks, interleave_with_baseline, measure
 from pytest_dcuopt.case.cabi import Param, parse_solve_signature
 from pytest_dcuopt.case.model import Branch, load_case
+from pytest_dcuopt.check.checked_calls import TIMING_REPLY_CHECK
+from pytest_dcuopt.check.verdicts import verified_default
 from pytest_dcuopt.report.records import BranchRecord
 from pytest_dcuopt.run.devices import HOST_LOCK, LOCK_DIR_ENV, NestedDeviceLock
 from pytest_dcuopt.run.isolation import IsolatedKernel, WorkerSpec
@@ -156,7 +158,7 @@ def test_timing_waits_for_the_host_lock_and_records_the_hold(built: BuildSetting
                               text=True) as other:
             assert other.stdout is not None and other.stdout.readline().strip() == "held"
             asked = time.time()
-            lock = measure(variant, QUICK, 30)["device_lock"]
+            lock = measure(variant, TIMING_REPLY_CHECK, QUICK, 30)["device_lock"]
         assert lock["held"] and lock["name"] == HOST_LOCK and lock["path"] == str(lock_dir / "host-cpu.lock")
         assert lock["waited_s"] >= 0.3 and f"pid {other.pid}" in lock["waited_for"]
         assert asked < lock["acquired_at"] < lock["released_at"] <= time.time()
@@ -172,7 +174,7 @@ def test_no_host_lock_times_without_it_and_says_so(built: BuildSettings, lock_di
         with subprocess.Popen([sys.executable, "-c", HOLD, HOST_LOCK, str(lock_dir), "5"], stdout=subprocess.PIPE,
                               text=True) as other:
             assert other.stdout is not None and other.stdout.readline().strip() == "held"
-            lock = measure(variant, QUICK, 30)["device_lock"]  # would wait 5 s if it took the lock
+            lock = measure(variant, TIMING_REPLY_CHECK, QUICK, 30)["device_lock"]  # would wait 5 s if it took the lock
             other.kill()
         assert lock["held"] is False and "--dcuopt-no-host-lock" in lock["reason"] and lock["waited_s"] == 0
     finally:
@@ -182,12 +184,13 @@ def test_no_host_lock_times_without_it_and_says_so(built: BuildSettings, lock_di
 def test_the_ab_loop_holds_the_lock_once_and_never_asks_for_it_again(built: BuildSettings, lock_dir: Path) -> None:
     baseline, branch = variant_of("baseline", built), variant_of("drops_tail", built)
     try:
-        baseline.default_verified = True
+        verified_default(baseline)
         with held_locks(branch), pytest.raises(NestedDeviceLock, match="already held by this process"):
-            measure(branch, QUICK, 30)  # what a nested acquisition would do, instead of waiting for ever
+            # what a nested acquisition would do, instead of waiting for ever
+            measure(branch, TIMING_REPLY_CHECK, QUICK, 30)
         branch.record.timing = {}
         started = time.time()
-        interleaved = interleave_with_baseline(branch, baseline, 2, QUICK, 30)
+        interleaved = interleave_with_baseline(branch, baseline, TIMING_REPLY_CHECK, 2, QUICK, 30)
         assert interleaved is not None
         lock = interleaved["device_lock"]
         assert lock["held"] and lock["name"] == HOST_LOCK and started <= lock["acquired_at"]

@@ -19,6 +19,7 @@ import pytest
 
 from pytest_dcuopt.bench.run import measure
 from pytest_dcuopt.case.model import Branch, load_case
+from pytest_dcuopt.check.checked_calls import TIMING_REPLY_CHECK
 from pytest_dcuopt.errors import CompileError
 from pytest_dcuopt.report.records import BranchRecord
 from pytest_dcuopt.run.devices import LOCK_DIR_ENV
@@ -187,7 +188,7 @@ def test_a_test_waits_for_its_own_branch_and_a_timing_for_every_build(tmp_path: 
     with released(builds, toolchain, baseline):
         resolve(baseline, settings)  # returns while `held` is still building: it waits for its own build only
         assert baseline.worker is not None and not found["held"].prebuilt.done()  # type: ignore[union-attr]
-        timer = threading.Thread(target=lambda: timing.append(measure(baseline, QUICK, 60)))
+        timer = threading.Thread(target=lambda: timing.append(measure(baseline, TIMING_REPLY_CHECK, QUICK, 60)))
         timer.start()
         deadline = time.monotonic() + 30
         while waits != ["quiet"] and time.monotonic() < deadline:

@@ -114,6 +114,7 @@ def start_kernel(case_dir: Path, toolchain: str, percent: float, settings: Any, 
     here, before the next worker's percentage is set."""
     from pytest_dcuopt.bench.run import measure
     from pytest_dcuopt.case.model import Branch, load_case
+    from pytest_dcuopt.check.checked_calls import TIMING_REPLY_CHECK
     from pytest_dcuopt.report.records import BranchRecord
     from pytest_dcuopt.toolchains import make_toolchain, toolchain_class
     from pytest_dcuopt.variant import Variant, resolve
@@ -128,7 +129,7 @@ def start_kernel(case_dir: Path, toolchain: str, percent: float, settings: Any, 
         resolve(variant, settings)
         if variant.setup_error is not None:
             raise SystemExit(f"{variant.label}: {variant.setup_error}")
-        measure(variant, policy, timeout_s)
+        measure(variant, TIMING_REPLY_CHECK, policy, timeout_s)
     finally:
         os.environ.pop(PERCENT_ENV, None)
     return variant
@@ -136,8 +137,9 @@ def start_kernel(case_dir: Path, toolchain: str, percent: float, settings: Any, 
 
 def measured_ms(variant: Any, policy: Any, timeout_s: float) -> list[float]:
     from pytest_dcuopt.bench.run import measure
+    from pytest_dcuopt.check.checked_calls import TIMING_REPLY_CHECK
 
-    return [s * 1e3 for s in measure(variant, policy, timeout_s)["samples"].seconds]
+    return [s * 1e3 for s in measure(variant, TIMING_REPLY_CHECK, policy, timeout_s)["samples"].seconds]
 
 
 def round_pairs(index: int, samples: Mapping[str, list[float]], remeasure: Callable[[str], Sequence[float]]) -> \

@@ -1,8 +1,19 @@
-"""The checked calls of a timing request (`plan_for`) and the A/B rounds the pytest process bounds (`bounded_round`),
-both chosen from the run's secret seed; what an A/B round samples (`ab_round_policy`)."""
+"""The checked calls of a timing request (`plan_for`) and the A/B rounds the pytest process bounds (`bounded_round`):
+both chosen from the run's secret seed; what an A/B round samples (`ab_round_policy`); the check every timing
+function is handed."""
 from __future__ import annotations
 
-from pytest_dcuopt.bench.run import ab_round_policy, bounded_round, plan_for
+import inspect
+
+from pytest_dcuopt.bench.run import (
+    ab_round_policy,
+    bounded_round,
+    interleave_with_baseline,
+    measure,
+    plan_for,
+    run_benchmark,
+    run_disabled,
+)
 from pytest_dcuopt.timing.policy import TimingPolicy
 from pytest_dcuopt.toolchains.binding import BindSpec
 from pytest_dcuopt.toolchains.exchange import set_run_seed
@@ -43,3 +54,13 @@ def test_the_ab_rounds_of_both_sides_sample_within_one_timings_budget() -> None:
     assert 2 * rounds * short.max_time_s == policy.max_time_s
     assert short.min_samples == 3 and short.min_time_s == 0.0 and not short.side_figures
     assert short.warmup_s == policy.warmup_s / rounds
+
+
+def test_every_timing_function_takes_the_check_as_a_required_argument() -> None:
+    """bench/ imports nothing of check/: its caller hands it the check of every timing reply (or, under
+    --benchmark-disable, the one checked call), with no default to fall back on."""
+    for function, name in ((measure, "check"), (run_benchmark, "check"), (interleave_with_baseline, "check"),
+                           (run_disabled, "check_once")):
+        parameter = inspect.signature(function).parameters[name]
+        assert parameter.default is inspect.Parameter.empty, f"{function.__name__}({name}=...) has a default"
+        assert parameter.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD

@@ -10,14 +10,14 @@ import pytest
 
 from pytest_dcuopt.bench.run import bind_spec, measure, plan_for
 from pytest_dcuopt.case.model import Branch, load_case
-from pytest_dcuopt.check.checked_calls import check_timed_calls
+from pytest_dcuopt.check.checked_calls import TIMING_REPLY_CHECK, check_timed_calls
 from pytest_dcuopt.errors import TimedCallsWrong
 from pytest_dcuopt.report.records import BranchRecord
 from pytest_dcuopt.run.devices import LOCK_DIR_ENV
 from pytest_dcuopt.timing.policy import TimingPolicy
 from pytest_dcuopt.toolchains import make_toolchain
 from pytest_dcuopt.toolchains.cache import BuildCache
-from pytest_dcuopt.variant import BuildSettings, Variant, resolve
+from pytest_dcuopt.variant import BuildSettings, Variant, Verdicts, resolve
 from tests.conftest import CASES
 
 QUICK = TimingPolicy(warmup_s=0.01, min_samples=3, min_time_s=0.0, max_time_s=0.05, side_figures=False)
@@ -35,14 +35,14 @@ def timed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Variant, d
         resolve(variant, BuildSettings(BuildCache(folder / "cache"), None, (), folder / "logs", 60.0))
         assert variant.worker is not None, variant.setup_error
         try:
-            yield variant, measure(variant, QUICK, 30)
+            yield variant, measure(variant, TIMING_REPLY_CHECK, QUICK, 30)
         finally:
             variant.worker.close()
 
 
 def judged(variant: Variant, reply: dict[str, Any]) -> int:
     spec = bind_spec(variant)
-    variant.record.correct, variant.failed_correctness, variant.record.error = True, False, None
+    variant.record.correct, variant.verdicts, variant.record.error = True, Verdicts(), None
     return check_timed_calls(variant, spec, plan_for(QUICK, spec, "timing"), reply)
 
 

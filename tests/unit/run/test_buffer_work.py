@@ -16,6 +16,7 @@ from pytest_dcuopt.bench.run import measure, request_phases
 from pytest_dcuopt.case import buffers
 from pytest_dcuopt.case.buffers import Domain, decode, encode, storage_dtype
 from pytest_dcuopt.case.cabi import parse_solve_signature
+from pytest_dcuopt.check.checked_calls import TIMING_REPLY_CHECK
 from pytest_dcuopt.run.devices import LOCK_DIR_ENV
 from pytest_dcuopt.run.kernel_calls import KEPT_BINDINGS, WorkerState
 from pytest_dcuopt.toolchains import make_toolchain
@@ -94,7 +95,7 @@ def test_a_timing_request_says_where_its_time_went(tmp_path: Path, monkeypatch: 
     variant = baseline(BuildSettings(BuildCache(tmp_path / "cache"), None, (), tmp_path / "logs", 60.0))
     assert variant.worker is not None
     try:
-        checked = measure(variant, QUICK, 30)
+        checked = measure(variant, TIMING_REPLY_CHECK, QUICK, 30)
     finally:
         variant.worker.close()
     assert set(checked["phases_s"]) == {"bind", "checked_calls", "transfer", "reference", "compare"}

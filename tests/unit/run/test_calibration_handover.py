@@ -12,6 +12,7 @@ import pytest
 
 from pytest_dcuopt.bench.run import measure
 from pytest_dcuopt.case.model import Branch, load_case
+from pytest_dcuopt.check.checked_calls import TIMING_REPLY_CHECK
 from pytest_dcuopt.report.records import BranchRecord
 from pytest_dcuopt.run.devices import LOCK_DIR_ENV
 from pytest_dcuopt.timing.calibration import CalibrationStore, DeviceCalibration
@@ -43,7 +44,7 @@ def test_the_time_request_carries_the_devices_calibration_and_a_host_worker_give
     offered = DeviceCalibration("some GPU", "read", 1.9e9, "pid 1")
     store.keep(variant.worker.lock.name, offered)
     try:
-        reply = measure(variant, QUICK, 30)
+        reply = measure(variant, TIMING_REPLY_CHECK, QUICK, 30)
         assert reply["calibration"] is None  # the host runtime has no calibration to give
         assert len(reply["samples"].seconds) >= QUICK.min_samples and reply["timed_calls_checked"] >= 4
         assert store.get(variant.worker.lock.name) is offered  # a None reply does not erase what the device had
@@ -56,6 +57,7 @@ def test_without_a_store_each_worker_is_on_its_own(tmp_path: Path, monkeypatch: 
     variant = baseline(BuildSettings(BuildCache(tmp_path / "cache"), None, (), tmp_path / "logs", 60.0))
     assert variant.worker is not None and variant.worker.calibrations is None
     try:
-        assert "calibration" in measure(variant, QUICK, 30)  # the worker always answers with one (here None)
+        # the worker always answers with one (here None)
+        assert "calibration" in measure(variant, TIMING_REPLY_CHECK, QUICK, 30)
     finally:
         variant.worker.close()
