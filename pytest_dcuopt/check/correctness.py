@@ -121,10 +121,15 @@ def first_failure(variant: Variant, settings: CheckSettings, nodeid: str) -> Fou
     try:
         hypothesis_search(variant, settings, nodeid)
     except (AssertionError, DcuOptError) as exc:
-        return Found(with_notes(exc), variant.last_failure)
+        found = Found(with_notes(exc), variant.last_failure)
     except Exception as exc:  # Flaky (a failure that did not reproduce), several failures at once
-        return Found(describe_exception(exc), variant.last_failure, flaky=is_flaky(exc))
-    return boundary or stability_failure(variant, nodeid)
+        found = Found(describe_exception(exc), variant.last_failure, flaky=is_flaky(exc))
+    else:
+        return boundary or stability_failure(variant, nodeid)
+    # Drawn dims repeat, so the search itself may meet a result kept per buffer (new inputs rebound into the same
+    # buffers), which then does not reproduce on replay: name that cause when it is the one.
+    kept = kept_result_failure(variant, nodeid) if found.wrong_values or found.flaky else None
+    return kept or found
 
 
 def boundary_failure(variant: Variant, nodeid: str, ran: list[dict[str, Any]] | None = None) -> Found | None:
@@ -201,6 +206,17 @@ def new_inputs_failure(variant: Variant, dims: Mapping[str, Any], nodeid: str) -
 
 NONDETERMINISM_CAUSES = (": a race, an uninitialised read or state kept between calls (e.g. a static counter). "
                          "A kernel that is sometimes wrong is wrong.")
+
+
+def kept_result_failure(variant: Variant, nodeid: str) -> Found | None:
+    """The stale-result failure (`new_inputs_failure`) at the default dims when a call there with seed 0 is right,
+    else None: whether a wrong result found elsewhere was a result kept per buffer and size."""
+    dims = dict(variant.case.dims)
+    try:
+        checked_call(variant, dims, 0, nodeid)
+    except (AssertionError, DcuOptError):
+        return None
+    return new_inputs_failure(variant, dims, nodeid)
 
 
 def confirm_failure(variant: Variant, found: Found, nodeid: str) -> Found:

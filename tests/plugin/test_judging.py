@@ -5,6 +5,7 @@ Fixture cases: tests/data/cases/judged_calls (cpu) and judged_python (python).""
 from __future__ import annotations
 
 import json
+import shutil
 from typing import Any
 
 import pytest
@@ -75,6 +76,20 @@ def test_a_result_kept_per_buffer_fails_a_correctness_only_run(run_plugin, pytes
     assert cheat["correct"] is False and "new inputs in the same buffers" in reason(cheat)
     assert branches["baseline"]["correct"] is not False
     result.stdout.fnmatch_lines(["FAILED *keeps_result_per_buffers*"])
+
+
+def test_a_result_kept_per_buffer_found_by_the_search_is_named_as_such(
+        run_plugin, pytester: pytest.Pytester, tmp_path: Any) -> None:
+    """Dims drawn from a narrow range repeat, so the Hypothesis search itself meets the kept result (the worker
+    rebinds new inputs into the same buffers) and may see it not reproduce: the failure still names the cause."""
+    narrow = tmp_path / "judged_calls"
+    shutil.copytree(CASES / "judged_calls", narrow, ignore=shutil.ignore_patterns(
+        "caches_constants_in_call", "computes_when_watched", "forges_its_snapshot", "threads_joined"))
+    ref = narrow / "ref.py"
+    ref.write_text(ref.read_text().replace('dim_ranges = {"N": (1, 4096)}', 'dim_ranges = {"N": (4093, 4096)}'))
+    run_plugin(narrow, args=("--dcuopt-examples=25", "-k", "correctness"))
+    cheat = branches_of(pytester, "judged_calls", "cpu")[0]["branches"]["keeps_result_per_buffers"]
+    assert cheat["correct"] is False and "new inputs in the same buffers" in reason(cheat), reason(cheat)
 
 
 def test_a_given_run_seed_is_recorded_and_a_bad_one_refused_up_front(run_plugin, pytester: pytest.Pytester) -> None:
