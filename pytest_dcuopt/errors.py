@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .tool import ToolResult
+    from .external_tools import ToolResult
 
 
 class DcuOptError(Exception):

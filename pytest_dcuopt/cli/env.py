@@ -19,10 +19,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..external_tools import run_tool
 from ..files import write_atomic
 from ..profile.profilers import PerfProfiler
 from ..report.machine import now
-from ..tool import run_tool
 from ..toolchains import make_toolchain, registered_names
 from ..toolchains.tool_finders import TOOL_FINDERS
 

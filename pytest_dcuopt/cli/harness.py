@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..external_tools import ToolResult, run_tool
 from ..report.state import find_case
-from ..tool import ToolResult, run_tool
 from .layout import LoopError
 
 # `-rs` short summary lines: "SKIPPED [1] path:line: reason"

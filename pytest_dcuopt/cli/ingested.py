@@ -8,7 +8,7 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from ..tool import ToolResult
+from ..external_tools import ToolResult
 from .harness import HarnessRun
 from .layout import CHAMPION_PROFILE, INGESTED_NAME, LoopError, RunLayout, stale_sources
 

@@ -26,9 +26,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..external_tools import ToolResult, run_tool
 from ..files import write_atomic
 from ..report.machine import now
-from ..tool import ToolResult, run_tool
 from ..toolchains.hip import INSTALL_HINT, HipToolchain, is_hygon
 from ..toolchains.hip_install import HIP_ENV
 

@@ -14,11 +14,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ..external_tools import run_tool
 from ..files import write_atomic
-from ..tool import run_tool
 from ..triton_flow import artifacts, environment, hints, report, scan, summarize, to_case
 from ..triton_flow.capture import CAPTURE_ENV
-from ..triton_flow.records import FlowError, read_json, write_json
+from ..triton_flow.flow_files import FlowError, read_json, write_json
 
 CAPTURE_LOG = "inductor.log"
 CAPTURE_CACHE = "inductor-cache"

@@ -17,7 +17,7 @@ import re
 import tempfile
 from pathlib import Path
 
-from ..tool import ToolResult, run_tool
+from ..external_tools import ToolResult, run_tool
 from .functions import split_asm, split_objdump, split_on_headers
 from .instruction_lines import parse_amdgcn
 from .model import UNSPLIT

@@ -9,7 +9,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import TypeVar
 
-from ..tool import run_tool, which
+from ..external_tools import run_tool, which
 
 _TEMPLATE_ARGS_RE = re.compile(r"<[^<>]*>")
 _ARCH_SUFFIX_RE = re.compile(r"\s+\[[^\]]*\]$")  # `name [sm_80]`: see `rename`

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ..tool import run_tool, which
+from ..external_tools import run_tool, which
 from .functions import split_objdump
 
 # Functions the C runtime adds to every shared object; never part of a kernel's ISA.

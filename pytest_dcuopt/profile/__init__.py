@@ -1,6 +1,6 @@
 """Profiling: tool-format parsers, normalized metrics, kernel-row selection, roofline and axis budget, the
 method registry's validators, and the profilers (perf, ncu, hipprof, rocprof) behind the `profile`
-marker (observe/profile.py). Pure functions over tool output and `tool.run_tool`; it sits in the `isa` layer
+marker (observe/profile.py). Pure functions over tool output and `external_tools.run_tool`; it sits in the `isa` layer
 and imports nothing above it. See docs/profiling.md.
 
 Stable: the modules in `__all__`.

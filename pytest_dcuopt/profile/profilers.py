@@ -5,7 +5,7 @@ group, like toolchains (`toolchains/__init__.py`): a plugin package adds `name =
 built-in one serves takes it; one with a built-in's name replaces it.
 
 A profiler knows its tool: what is missing on this machine (`missing`), what the profile target needs for its
-profiled range (`range_request`), the commands that wrap the target (`collect`, through `tool.run_tool` with a
+profiled range (`range_request`), the commands that wrap the target (`collect`, through `external_tools.run_tool` with a
 timeout), and how its raw rows become normalized metrics (`normalize`). Its failures are outcomes, never
 exceptions: `Collected.failure` (the tool ran and failed: inconclusive, with its stderr) or
 `Collected.degraded` (something essential is unavailable: said so, never a pass); `Collected.notes` carry
@@ -23,7 +23,7 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any, Protocol
 
-from ..tool import ToolResult, run_tool, which
+from ..external_tools import ToolResult, run_tool, which
 from . import hipprof, ncu, perf, rocprof, sqtt
 from .hipprof import PmcFormatError
 from .kernels import KernelRow

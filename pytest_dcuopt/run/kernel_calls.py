@@ -142,7 +142,7 @@ class WorkerState:
                   for index in range(1, sets)]
         checks: list[CheckedCall] = []
         if plan.announced:
-            checks.append(_checked_call(binding, "the call before the first timed call", ("start",), plan.seed,
+            checks.append(_call_on_start(binding, "the call before the first timed call", ("start",), plan.seed,
                                         plan.poisoned_start))
         else:  # prepared as for that call: starting inputs, junk (or the poison) in the outputs
             _prepare_start(binding, plan.seed, plan.poisoned_start)
@@ -155,7 +155,7 @@ class WorkerState:
         if plan.announced:
             checks += new_inputs_call(binding, plan.new_inputs_seed)
             for index, bound in enumerate([binding, *others]):
-                checks.append(_checked_call(bound, f"the call after the last timed call (input set {index})",
+                checks.append(_call_on_start(bound, f"the call after the last timed call (input set {index})",
                                             ("set", index), plan.seed + index + 1))
         del others
         ended = time.perf_counter()
@@ -236,7 +236,7 @@ def _prepare_start(binding: Any, seed: int, poisoned: bool = False) -> None:
         scramble(seed)
 
 
-def _checked_call(binding: Any, label: str, inputs: tuple[Any, ...], seed: int,
+def _call_on_start(binding: Any, label: str, inputs: tuple[Any, ...], seed: int,
                   poisoned: bool = False) -> CheckedCall:
     """One call on the starting inputs with junk outputs (the poison with `poisoned`); its snapshot for the check."""
     _prepare_start(binding, seed, poisoned)

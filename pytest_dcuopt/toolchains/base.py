@@ -1,7 +1,7 @@
 """The toolchain interface: build, load, launch, synchronize, time, disassemble, report resources.
 
 A toolchain runs in two places. In the pytest process it builds artifacts (through
-`tool.run_tool`) and reads their ISA; inside the isolated worker process it loads an
+`external_tools.run_tool`) and reads their ISA; inside the isolated worker process it loads an
 artifact (a `LoadedKernel`), binds it to the buffers of one call (a `Binding`, on buffers
 that its `Runtime` owns) and launches it.
 """

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from ..errors import CompileError
-from ..tool import ToolResult, run_tool
+from ..external_tools import ToolResult, run_tool
 from .base import Artifact
 from .cache import BuildCache
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ..case.cabi import Param
-from ..tool import run_tool, which
+from ..external_tools import run_tool, which
 from .base import Artifact, Availability, Capability, LoadedKernel, Runtime, Toolchain
 from .binding import BindSpec
 from .build import Compiled, build_cached, run_compiler

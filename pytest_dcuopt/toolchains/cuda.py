@@ -32,12 +32,12 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ToolchainUnavailable
+from ..external_tools import run_tool, which
 from ..files import write_atomic
 from ..isa.model import ResourceUsage
 from ..isa.sass import parse_ptxas_verbose, parse_resource_usage, split_sass
 from ..isa.symbols import demangle, rename
 from ..timing.sync_hooks import MarkedCall, SyncMarks
-from ..tool import run_tool, which
 from .base import Artifact, Availability, Capability
 from .build import Compiled, build_cached, cached_entry, run_compiler
 from .cache import BuildCache

@@ -30,8 +30,8 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from ..errors import CaseError, CompileError, ToolchainUnavailable
+from ..external_tools import ToolResult, run_tool, which
 from ..isa.model import IsaDump, ResourceUsage
-from ..tool import ToolResult, run_tool, which
 from .base import Artifact, Availability, Capability
 from .build import Compiled, build_cached, run_compiler
 from .cache import BuildCache

@@ -9,7 +9,7 @@ import os
 import re
 from pathlib import Path
 
-from ..tool import which
+from ..external_tools import which
 
 DCCOBJDUMP_ENV = "DCUOPT_DCCOBJDUMP"
 LLVM_OBJDUMP_ENV = "DCUOPT_LLVM_OBJDUMP"

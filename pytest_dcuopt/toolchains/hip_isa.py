@@ -12,13 +12,13 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from ..external_tools import run_tool
 from ..files import write_atomic
 from ..isa import amdgcn, elf
 from ..isa.dcu import run_dccobjdump, split_listing
 from ..isa.functions import split_asm, split_objdump
 from ..isa.instruction_lines import parse_amdgcn
 from ..isa.model import IsaDump
-from ..tool import run_tool
 from .hip_install import HIP_ENV, find_dccobjdump, find_llvm_objdump, save_temps_assembly
 
 _PADDING_RE = re.compile(r"^\s*s_(?:nop 0|code_end)\b")

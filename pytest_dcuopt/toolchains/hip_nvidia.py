@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ToolchainUnavailable
-from ..tool import run_tool
+from ..external_tools import run_tool
 from .build import cached_entry
 from .cache import BuildCache
 

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..tool import run_tool
+from ..external_tools import run_tool
 
 # The start of the cuda and hip device probes: a torch that cannot be imported is the probe's answer, not a crash.
 # It ends without a newline, so a probe goes on at the next line of `IMPORT_TORCH + r"""`.

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 
-from ..tool import which
+from ..external_tools import which
 from .cuda import find_cuobjdump
 from .hip_install import find_dccobjdump, install_roots
 

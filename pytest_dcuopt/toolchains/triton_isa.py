@@ -26,12 +26,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..external_tools import run_tool, which
 from ..isa import amdgcn, elf
 from ..isa.functions import split_asm, split_objdump
 from ..isa.instruction_lines import parse_amdgcn
 from ..isa.model import IsaDump, ResourceUsage
 from ..isa.sass import parse_resource_usage, split_sass
-from ..tool import run_tool, which
 from .hip import HYGON_ARCHS, is_hygon
 from .hip_install import LLVM_OBJDUMP_ENV, install_roots
 from .probe import python_probe, torch_build

@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from .records import FlowError, write_json
+from .flow_files import FlowError, write_json
 
 STAGES = (".ttir", ".ttgir", ".llir", ".ptx", ".cubin", ".amdgcn", ".hsaco", ".json", ".source")
 MANIFEST = "manifest.json"

@@ -17,7 +17,7 @@ from typing import Any
 
 from ..timing.device import measure_device
 from ..timing.policy import TimingPolicy
-from .records import FlowError
+from .flow_files import FlowError
 from .replay import load_module
 
 

@@ -18,7 +18,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from .records import FlowError
+from .flow_files import FlowError
 
 TL_CALLS = ("load", "store", "atomic_add", "atomic_max", "atomic_min", "atomic_cas", "atomic_xchg", "atomic_and",
             "atomic_or", "atomic_xor", "assume", "multiple_of", "max_contiguous", "make_block_ptr", "dot")

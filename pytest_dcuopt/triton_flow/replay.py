@@ -27,7 +27,7 @@ from typing import Any
 from ..timing.device import measure_device
 from ..timing.policy import TimingPolicy
 from .capture import AUTOTUNE_TIMING, inductor_choice, log_entries, same_config
-from .records import FlowError, read_json, write_json
+from .flow_files import FlowError, read_json, write_json
 
 RESULT = "run.json"
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..external_tools import run_tool
 from ..isa.checks import PASS, evaluate
 from ..isa.functions import split_asm
 from ..isa.instruction_lines import instructions
@@ -31,10 +32,9 @@ from ..isa.model import Instruction, IsaDump
 from ..isa.sass import split_sass
 from ..isa.signature_registry import Registry, SignatureFileError, load
 from ..isa.spec import IsaSpec
-from ..tool import run_tool
 from ..toolchains.cuda import beside_on_path, cuobjdump_missing, find_cuobjdump
 from ..toolchains.hip import is_hygon
-from .records import FlowError
+from .flow_files import FlowError
 
 AMD_SUFFIXES = (".amdgcn", ".s", ".isa")
 SASS_SUFFIXES = (".sass",)

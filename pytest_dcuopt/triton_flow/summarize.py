@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from .records import FlowError
+from .flow_files import FlowError
 
 RECORDS_NAME = "autotune.jsonl"
 # "I1201 05:51:52.018000 807 torch/_inductor/x.py:1147] [0/0] [__output_code] message" -> "message"

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from .capture import inductor_choice, log_entries
-from .records import FlowError, read_json
+from .flow_files import FlowError, read_json
 
 GPU_GUARD = '''
 

@@ -120,7 +120,7 @@ WALLTIME = '''"""A profiler from outside pytest_dcuopt: the wall time of the pro
 from pytest_dcuopt.profile.profilers import RANGE_NONE, Collected
 from pytest_dcuopt.profile.kernels import KernelRow
 from pytest_dcuopt.profile.metrics import Metric
-from pytest_dcuopt.tool import run_tool
+from pytest_dcuopt.external_tools import run_tool
 
 
 class WallTime:

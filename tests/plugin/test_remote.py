@@ -23,7 +23,7 @@ from pytest_dcuopt import __version__
 from pytest_dcuopt.cli import close_iter, finalize, open_iter, setup_run
 from pytest_dcuopt.cli.close_iter import MEASURE_SELECTION
 from pytest_dcuopt.cli.harness import HarnessRun, toolchain_entry
-from pytest_dcuopt.tool import ToolResult
+from pytest_dcuopt.external_tools import ToolResult
 from tests.context import skip_if_no_gxx
 from tests.plugin.test_cli import (
     COALESCE,

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from pytest_dcuopt.case.cabi import parse_solve_signature
+from pytest_dcuopt.external_tools import run_tool
 from pytest_dcuopt.report.state import find_case
-from pytest_dcuopt.tool import run_tool
 from pytest_dcuopt.toolchains.base import Artifact
 from pytest_dcuopt.toolchains.cache import BuildCache
 from pytest_dcuopt.toolchains.cuda import CudaToolchain

@@ -37,7 +37,7 @@ PACKAGE = "pytest_dcuopt"
 # Each entry names top-level modules or subpackages of the package (a subpackage covers every
 # module in it; "__init__" is the package itself). A new top-level module must be added here.
 STAGES: list[tuple[str, tuple[str, ...]]] = [
-    ("foundation", ("errors", "tool", "files", "markers", "__init__")),
+    ("foundation", ("errors", "external_tools", "files", "markers", "__init__")),
     ("case", ("case",)),
     ("timing", ("timing",)),
     ("isa", ("isa", "profile")),

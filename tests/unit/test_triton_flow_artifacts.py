@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from pytest_dcuopt.triton_flow import artifacts, hints, summarize
-from pytest_dcuopt.triton_flow.records import FlowError
+from pytest_dcuopt.triton_flow.flow_files import FlowError
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 H200 = DATA / "triton_inductor_h200"

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from pytest_dcuopt.triton_flow import capture, report, summarize, to_case
-from pytest_dcuopt.triton_flow.records import FlowError
+from pytest_dcuopt.triton_flow.flow_files import FlowError
 
 _MISSING = [name for name in ("triton", "torch") if importlib.util.find_spec(name) is None]
 pytestmark = pytest.mark.skipif(bool(_MISSING), reason=f"{' and '.join(_MISSING)} not installed")

@@ -33,7 +33,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from pytest_dcuopt.report.state import find_case  # cases are keyed by their path relative to the rootdir
-from pytest_dcuopt.tool import run_tool  # noqa: E402
+from pytest_dcuopt.external_tools import run_tool  # noqa: E402
 
 CASES = REPO / "tests" / "data" / "cases"
 EXAMPLES = 10

@@ -36,7 +36,7 @@ if str(REPO) not in sys.path:
 from pytest_dcuopt.cli.buckets import bucket_from_ablation  # noqa: E402
 from pytest_dcuopt.cli.methods import Selection, history_of, propose  # noqa: E402
 from pytest_dcuopt.isa.signature_registry import load as load_signatures  # noqa: E402
-from pytest_dcuopt.tool import run_tool  # noqa: E402
+from pytest_dcuopt.external_tools import run_tool  # noqa: E402
 from pytest_dcuopt.toolchains import toolchain_class  # noqa: E402
 
 REAL_FLAG, PLACEBO_FLAG = "-DDCUOPT_ABLATE_REAL", "-DDCUOPT_ABLATE_PLACEBO"

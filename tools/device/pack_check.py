@@ -43,7 +43,7 @@ for path in (REPO, REPO / "tools" / "device"):
 
 from loop_check import PLACEBO_FLAG, REAL_FLAG, kernel_of, methods_for  # noqa: E402
 
-from pytest_dcuopt.tool import run_tool  # noqa: E402
+from pytest_dcuopt.external_tools import run_tool  # noqa: E402
 
 STEP_TIMEOUT_S = 480.0
 HIDDEN_DEVICE = {"CUDA_VISIBLE_DEVICES": "", "HIP_VISIBLE_DEVICES": ""}

@@ -10,7 +10,7 @@ import pytest
 from pytest_dcuopt.cli import finalize
 from pytest_dcuopt.cli.harness import HarnessRun
 from pytest_dcuopt.cli.layout import METHOD_LISTS, LoopError, RunLayout
-from pytest_dcuopt.tool import ToolResult
+from pytest_dcuopt.external_tools import ToolResult
 
 
 def state(*speedups: float) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from pytest_dcuopt.cli.probe import (
     load_probes,
     probe_call,
 )
-from pytest_dcuopt.tool import ToolResult
+from pytest_dcuopt.external_tools import ToolResult
 from pytest_dcuopt.toolchains.hip import HipToolchain
 
 HIPCC = HipToolchain("gfx90a").compiler()

@@ -46,7 +46,7 @@ def test_in_strict_mode_every_call_comes_back() -> None:
 
 
 def test_a_poisoned_start_gives_the_first_call_the_poison_and_a_junk_start_gives_it_junk() -> None:
-    from pytest_dcuopt.run.kernel_calls import _checked_call
+    from pytest_dcuopt.run.kernel_calls import _call_on_start
 
     found: list[float] = []
 
@@ -55,8 +55,8 @@ def test_a_poisoned_start_gives_the_first_call_the_poison_and_a_junk_start_gives
         element_view(y, "float32", n)[:] = 2 * element_view(x, "float32", n)
 
     binding = bind("float32", COUNT, doubles)
-    poisoned = _checked_call(binding, "start", ("start",), 3, poisoned=True)
-    junk = _checked_call(binding, "start", ("start",), 3)
+    poisoned = _call_on_start(binding, "start", ("start",), 3, poisoned=True)
+    junk = _call_on_start(binding, "start", ("start",), 3)
     assert np.isnan(found[0]) and np.isfinite(found[1])
     assert "NaN poison" in poisoned["setup"] and "finite junk" in junk["setup"]
     assert np.array_equal(poisoned["snapshot"].outputs["y"], junk["snapshot"].outputs["y"])

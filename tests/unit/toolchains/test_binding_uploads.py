@@ -12,7 +12,7 @@ from collections.abc import Callable
 import numpy as np
 
 from pytest_dcuopt.case.cabi import parse_solve_signature
-from pytest_dcuopt.run.kernel_calls import _checked_call, new_inputs_call
+from pytest_dcuopt.run.kernel_calls import _call_on_start, new_inputs_call
 from pytest_dcuopt.toolchains.binding import BindSpec
 from pytest_dcuopt.toolchains.cabi_binding import CAbiBinding
 from pytest_dcuopt.toolchains.host_runtime import HostRuntime
@@ -84,10 +84,10 @@ def test_a_checked_call_after_timed_calls_that_wrote_an_input_starts_from_the_pr
 
     binding, _ = bind(scribbles_on_its_second_call)
     pristine = binding._host["x"][:COUNT].copy()
-    before = _checked_call(binding, "before", ("start",), 1)["snapshot"]
+    before = _call_on_start(binding, "before", ("start",), 1)["snapshot"]
     assert before.problems == []
     binding.launch()  # a timed call: writes into x, unchecked
-    after = _checked_call(binding, "after", ("set", 0), 2)["snapshot"]
+    after = _call_on_start(binding, "after", ("set", 0), 2)["snapshot"]
     assert after.problems == []
     np.testing.assert_array_equal(after.outputs["y"], 2 * pristine)
 
@@ -98,7 +98,7 @@ def test_a_const_input_modified_by_the_checked_call_itself_is_reported_and_resto
         x[0] = 99.0
 
     binding, runtime = bind(always_scribbles)
-    snapshot = _checked_call(binding, "before", ("start",), 1)["snapshot"]
+    snapshot = _call_on_start(binding, "before", ("start",), 1)["snapshot"]
     assert snapshot.problems == ["modified its const input buffer 'x'"]
     written(binding, runtime)
     binding.reset_inputs()
