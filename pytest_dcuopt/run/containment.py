@@ -26,7 +26,6 @@ from contextlib import contextmanager
 from typing import Any
 
 _PR_SET_DUMPABLE = 4
-_PR_GET_DUMPABLE = 3
 _PR_SET_NO_NEW_PRIVS = 38
 _PR_GET_NO_NEW_PRIVS = 39
 _PR_SET_SECCOMP = 22
@@ -151,10 +150,6 @@ def protect_harness() -> str:
     except (OSError, AttributeError) as exc:
         return f"not applied: prctl unavailable ({exc})"
     return "applied: the pytest process is not dumpable"
-
-
-def is_dumpable() -> bool:
-    return bool(_prctl(_PR_GET_DUMPABLE, 0))
 
 
 def _signal_all(groups: Iterable[int], pids: Iterable[int], number: int) -> None:

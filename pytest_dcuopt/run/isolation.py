@@ -307,9 +307,6 @@ class IsolatedKernel:
         except OSError:
             return ""
 
-    def log_tail(self, lines: int = 15) -> str:
-        return "\n".join(self.log_text().splitlines()[-lines:])
-
     def close(self) -> None:
         """End the worker and every process it left. An idle worker exits by itself first (EOF on its stdin)
         and its supervisor ends what the kernel left; a busy, hung or dead one is killed with all of that."""
