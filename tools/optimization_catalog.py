@@ -1,7 +1,7 @@
 """Writes references/optimization_catalog.md to stdout: per method of the registry, what it changes, when it pays, the
 counters that show the need for it, and the ISA that proves it was applied, all from the packaged method registry and
 isa_signatures.json (so the catalog cannot drift from the data the loop validates against;
-tests/unit/test_profile_methods.py checks the committed file).
+tests/unit/profile/test_methods.py checks the committed file).
 
     python tools/optimization_catalog.py > references/optimization_catalog.md
 """
@@ -20,7 +20,7 @@ FAMILY_NAMES = {"dcu": "Hygon DCU", "amdgcn": "AMDGCN", "sass": "NVIDIA SASS", "
 def catalog_markdown(registry: Mapping[str, Any] | None = None, signatures: Mapping[str, Any] | None = None) -> str:
     """references/optimization_catalog.md: per method, what it changes, when it pays, the counters that show the
     need for it, and the ISA that proves it was applied, all from the registry and isa_signatures.json (so the
-    catalog cannot drift from the data the loop validates against; tests/unit/test_profile_methods.py checks)."""
+    catalog cannot drift from the data the loop validates against; tests/unit/profile/test_methods.py checks)."""
     registry = registry or load_registry()
     signatures = signatures or json.loads(resources.files("pytest_dcuopt.isa").joinpath(
         "data/isa_signatures.json").read_text(encoding="utf-8"))

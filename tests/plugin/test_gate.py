@@ -16,7 +16,7 @@ from tests.conftest import CASES
 CASE = CASES / "gate_slowdown"
 QUICK = ("--dcuopt-max-time=0.3", "--dcuopt-min-samples=3", "--dcuopt-warmup=0.01", "--dcuopt-examples=10",
          "--dcuopt-interleave=0", "-p", "no:cacheprovider")  # no A/B rounds: the gate reads each branch's own samples
-# The verdicts' rule is decided in tests/unit/test_gate_*.py from fixed samples; here only effects far beyond the
+# The verdicts' rule is decided in tests/unit/gate/ from fixed samples; here only effects far beyond the
 # noise. On a busy shared 2-core machine two sessions of one kernel differed by up to 4x, so the test's margin is about
 # 10x for the ~0.1 ms branches (an absolute floor of 1 ms) and the injected work (WORK dependent steps per element)
 # makes a branch about 70x slower or faster (3 steps: 27x in one run on that machine).

@@ -21,7 +21,7 @@ step() {  # step NAME LIMIT_S command...
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv > $W/gpu.txt 2>&1
 python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__)" >> $W/gpu.txt 2>&1
 step gpu-tests 200 python3 -m pytest tests/toolchains/test_cuda.py tests/toolchains/test_triton.py \
-  tests/plugin/test_faults_survived.py tests/unit/test_sync_timing.py -q -rs -p no:cacheprovider \
+  tests/plugin/test_faults_survived.py tests/unit/timing/test_sync.py -q -rs -p no:cacheprovider \
   -k "cuda or gpu or device or triton or sync"
 step suite 260 python3 -m pytest kernels --dcuopt-toolchain cuda,triton --dcuopt-examples 5 -q -rs \
   -p no:cacheprovider --dcuopt-run-dir $W/suite --dcuopt-cache-dir $W/cache

@@ -58,7 +58,7 @@ if [ "${#STATES[@]}" -gt 0 ]; then  # outside the budget: it takes a second and 
 else
   echo "=== summary: SKIPPED, no run produced a state.json"
 fi
-step unit 40 $PY -m pytest tests/unit/test_sync_timing.py tests/unit/test_device_timing.py -q -p no:randomly \
+step unit 40 $PY -m pytest tests/unit/timing/test_sync.py tests/unit/test_device_timing.py -q -p no:randomly \
      -p no:cacheprovider
 pack
 echo "=== done in $((SECONDS - START)) s; $OUT:"; ls -la "$OUT"

@@ -9,7 +9,7 @@ from pytest_dcuopt.run.protocol import CheckPlan
 from pytest_dcuopt.timing.host import measure_host
 from pytest_dcuopt.timing.policy import TimingPolicy
 from pytest_dcuopt.toolchains.binding import roll_offsets, rolled
-from tests.unit.test_run_guards import bind, buffer_now, element_view
+from tests.unit.run.test_guards import bind, buffer_now, element_view
 
 COUNT = 500
 QUICK = TimingPolicy(warmup_s=0.0, min_samples=3, min_time_s=0.0, max_time_s=0.01, cold=False)

@@ -1,6 +1,6 @@
 """The checked call on new input values among the timed calls: same buffers, new inputs, outputs as the
 last call left them; on host buffers with Python "kernels" called with the C ABI's arguments, as in
-tests/unit/test_run_guards.py."""
+tests/unit/run/test_guards.py."""
 from __future__ import annotations
 
 import numpy as np
@@ -8,7 +8,7 @@ import numpy as np
 from pytest_dcuopt.case.buffers import Domain
 from pytest_dcuopt.run.kernel_calls import new_inputs_call
 from pytest_dcuopt.toolchains.binding import BindSpec, redrawn_inputs
-from tests.unit.test_run_guards import bind, buffer_now, element_view
+from tests.unit.run.test_guards import bind, buffer_now, element_view
 
 COUNT = 64
 

@@ -19,7 +19,7 @@ from pytest_dcuopt.toolchains.binding import (
 from pytest_dcuopt.toolchains.cabi_binding import CAbiBinding
 from pytest_dcuopt.toolchains.host_runtime import HostRuntime
 from pytest_dcuopt.toolchains.torch_runtime import DeviceBuffer, roll_bytes
-from tests.unit.test_run_guards import bind, buffer_now
+from tests.unit.run.test_guards import bind, buffer_now
 
 COUNT = 1000
 
@@ -39,7 +39,7 @@ def test_a_timed_call_sees_its_inputs_rotated_in_the_same_buffers_and_a_const_in
     seen: list[tuple[int, np.ndarray]] = []
 
     def records(x: int, y: int, n: int) -> None:
-        from tests.unit.test_run_guards import element_view
+        from tests.unit.run.test_guards import element_view
 
         seen.append((x, element_view(x, "float32", n).copy()))
         element_view(y, "float32", n)[:] = 1.0

@@ -28,7 +28,7 @@ pytestmark = [
     pytest.mark.skipif(shutil.which("g++") is None, reason="g++ not found: `apt-get install g++`"),
     pytest.mark.skipif(shutil.which("perf") is None, reason="perf not found: `apt-get install linux-perf`"),
 ]
-VECTOR_ADD = Path(__file__).parents[2] / "kernels" / "vector_add"
+VECTOR_ADD = Path(__file__).parents[3] / "kernels" / "vector_add"
 
 
 def request_for(workdir: Path, range_fields: dict[str, str], n: int) -> Path:

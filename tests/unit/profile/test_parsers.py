@@ -13,7 +13,7 @@ from pytest_dcuopt.profile.kernels import KernelFilter, KernelRow, select_rows
 from pytest_dcuopt.profile.metrics import Metric, derive, metric_set, rank_metrics
 from tests.unit.profile.hipprof_stats import parse_stats_csv
 
-DATA = Path(__file__).parents[1] / "data" / "profile"
+DATA = Path(__file__).parents[2] / "data" / "profile"
 K_READ = "_Z6k_readILi1EEvPKDv4_fmPf"
 K_MMAC = "_Z11k_mmac_bf16ILi8EEviPf"
 

@@ -29,5 +29,5 @@ def test_a_model_elsewhere_is_kept_as_given(tmp_path: Path, monkeypatch: pytest.
 
 
 def test_the_recorded_h200_fallback_named_the_model_by_its_absolute_path() -> None:
-    recorded = Path(__file__).resolve().parents[1] / "data" / "triton_capture_h200" / "run2" / "fallback.json"
+    recorded = Path(__file__).resolve().parents[2] / "data" / "triton_capture_h200" / "run2" / "fallback.json"
     assert '"model": "<REPO>/tools/device/triton_capture.py"' in recorded.read_text()

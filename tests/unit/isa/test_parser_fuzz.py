@@ -21,7 +21,7 @@ from pytest_dcuopt.isa.model import IsaDump
 from pytest_dcuopt.isa.spec import IsaSpec
 from tests.fuzz_settings import fuzz_settings
 
-ISA = Path(__file__).parents[1] / "data" / "isa"
+ISA = Path(__file__).parents[2] / "data" / "isa"
 FUZZ = fuzz_settings()
 
 SAMPLES = {path: path.read_text() for path in [

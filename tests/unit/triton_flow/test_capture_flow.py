@@ -218,7 +218,7 @@ def test_the_report_names_every_section_and_what_is_missing() -> None:
 def test_the_device_scripts_helpers_pick_the_slowest_kernel_and_copy_small_files(captured: Path,
                                                                                  tmp_path: Path) -> None:
     """tools/device/triton_capture.py's `pick` and `shrink`, on a capture the recorder wrote here."""
-    path = Path(__file__).resolve().parents[2] / "tools" / "device" / "triton_capture.py"
+    path = Path(__file__).resolve().parents[3] / "tools" / "device" / "triton_capture.py"
     spec = importlib.util.spec_from_file_location("triton_capture_tool", path)
     assert spec is not None and spec.loader is not None
     tool = importlib.util.module_from_spec(spec)

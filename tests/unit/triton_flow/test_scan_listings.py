@@ -13,7 +13,7 @@ import pytest
 from pytest_dcuopt.toolchains.cuda import find_cuobjdump
 from pytest_dcuopt.triton_flow.scan import amd_width, describe, sass_width, scan
 
-DATA = Path(__file__).resolve().parents[1] / "data"
+DATA = Path(__file__).resolve().parents[2] / "data"
 AOT = DATA / "triton_aot"
 H200 = DATA / "triton_inductor_h200"
 

@@ -9,10 +9,10 @@ import pytest
 from pytest_dcuopt.profile import hipprof
 from pytest_dcuopt.profile.metrics import Metric, derive, metric_set
 from pytest_dcuopt.profile.roofline import Ceilings, allocate_budget, ceilings_for, classify, find_device
-from tests.unit.test_profile_parsers import READ_RECORDED, recorded_rows
+from tests.unit.profile.test_parsers import READ_RECORDED, recorded_rows
 
 H200 = Ceilings("h200", 67e12, 4212e9, "fp32")
-DATA = Path(__file__).parents[1] / "data" / "profile"
+DATA = Path(__file__).parents[2] / "data" / "profile"
 
 
 def profile(time_s: float, **values: float) -> dict[str, Metric]:

@@ -11,8 +11,7 @@ from pytest_dcuopt.cli import buckets as rules
 from pytest_dcuopt.cli.close_iter import checked_methods
 from pytest_dcuopt.cli.layout import LoopError, RunLayout
 from pytest_dcuopt.toolchains import toolchain_class
-
-from .test_cli_methods import COALESCE, UNROLL
+from tests.unit.cli.test_methods_cli import COALESCE, UNROLL
 
 
 def run_with(tmp_path: Path, budget: dict[str, int] | None, bound: str, document: dict[str, Any],

@@ -17,7 +17,7 @@ from pytest_dcuopt.profile.metrics import CANONICAL, Metric, derive, metric_set
 from pytest_dcuopt.profile.roofline import Ceilings, classify
 
 H200 = Ceilings("h200", 67e12, 4212e9, "fp32")
-DATA = Path(__file__).parents[1] / "data" / "profile"
+DATA = Path(__file__).parents[2] / "data" / "profile"
 MATMUL = {"model_flops": 2 * 1024 ** 3, "model_bytes": 12 * 1024 ** 2}
 
 

@@ -22,7 +22,7 @@ from pytest_dcuopt.profile.metrics import CANONICAL
 
 # The rules of validate_iteration, as its module's docstring lists them.
 RULES = ("schema", "duplicate", "unknown_id", "axis", "budget", "arch", "history", "priority", "conflicts", "coupled")
-CATALOG_TOOL = Path(__file__).parents[2] / "tools" / "optimization_catalog.py"
+CATALOG_TOOL = Path(__file__).parents[3] / "tools" / "optimization_catalog.py"
 
 
 def catalog_markdown() -> str:
@@ -163,13 +163,13 @@ def test_every_rule_has_a_test(rule: str) -> None:
 
 
 def test_the_committed_catalog_is_the_one_generated_from_the_registry() -> None:
-    committed = (Path(__file__).parents[2] / "references" / "optimization_catalog.md").read_text()
+    committed = (Path(__file__).parents[3] / "references" / "optimization_catalog.md").read_text()
     assert committed == catalog_markdown(), ("references/optimization_catalog.md is stale: regenerate it with the "
                                              "command in its header")
 
 
 def test_the_metrics_guide_names_only_normalized_metrics_and_every_indicator() -> None:
-    guide = (Path(__file__).parents[2] / "references" / "dcu_metrics_guide.md").read_text()
+    guide = (Path(__file__).parents[3] / "references" / "dcu_metrics_guide.md").read_text()
     named = set(re.findall(r"^\| `([a-z0-9_]+)` \|", guide, re.MULTILINE))
     assert named and named <= set(CANONICAL), sorted(named - set(CANONICAL))
     indicators = {i["metric"] for m in load_registry()["methods"].values() for i in m["indicators"]}

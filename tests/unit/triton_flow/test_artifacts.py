@@ -10,7 +10,7 @@ import pytest
 from pytest_dcuopt.triton_flow import artifacts, hints, summarize
 from pytest_dcuopt.triton_flow.flow_files import FlowError
 
-DATA = Path(__file__).resolve().parents[1] / "data"
+DATA = Path(__file__).resolve().parents[2] / "data"
 H200 = DATA / "triton_inductor_h200"
 GELU = "triton_poi_fused_gelu_2"
 BEST_VARIANT = "VHOQE4UXZ5JSN3JIV2NPULZKLQBJYTHUPBZH34MGO4ZQ6DBER33Q"

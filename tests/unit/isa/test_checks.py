@@ -14,7 +14,7 @@ from pytest_dcuopt.isa.model import UNSPLIT, IsaDump
 from pytest_dcuopt.isa.sass import parse_resource_usage, split_sass
 from pytest_dcuopt.isa.spec import IsaMarkError, IsaSpec
 
-ISA = Path(__file__).parents[1] / "data" / "isa"
+ISA = Path(__file__).parents[2] / "data" / "isa"
 
 
 def read(relative: str) -> str:

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from types import ModuleType
 
-REPO = Path(__file__).parents[2]
+REPO = Path(__file__).parents[3]
 
 
 def loop_check() -> ModuleType:

@@ -11,7 +11,7 @@ from pytest_dcuopt.isa import signature_registry as signatures
 from pytest_dcuopt.isa.instruction_lines import instructions
 from pytest_dcuopt.isa.model import FAMILIES
 
-ISA = Path(__file__).parents[1] / "data" / "isa"
+ISA = Path(__file__).parents[2] / "data" / "isa"
 
 # The original hygon-hip-kernel-optimizer method registry (seed-workflow.md section 7.1).
 ORIGINAL_IDS = {
