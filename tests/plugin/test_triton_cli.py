@@ -97,14 +97,10 @@ def test_env_records_buffer_ops_and_what_is_missing(tmp_path: Path) -> None:
 def test_a_captured_kernel_becomes_a_case_the_harness_tests(tmp_path: Path) -> None:
     """The recorder writes a capture (real tensors, a real @triton.jit kernel), to-case turns it into a case with
     an eager oracle, and the plugin runs that case's correctness test in Triton's interpreter."""
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit"))
-    try:
-        import test_triton_flow_capture as helpers
-    finally:
-        sys.path.pop(0)
     import torch
 
     from pytest_dcuopt.triton_flow.capture import Recorder
+    from tests.unit.triton_flow import test_capture_flow as helpers
 
     source = tmp_path / "generated.py"
     source.write_text(helpers.KERNEL_SOURCE)
